@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/**
+ * What an operator can set per integration. Only overrides are stored; {@link resolveSettings}
+ * applies the defaults when the integration is read, so a changed default reaches everyone who
+ * did not override it.
+ */
+export const integrationSettingsSchema = z
+  .object({
+    defaultHops: z
+      .int()
+      .min(3)
+      .max(10)
+      .optional()
+      .describe('Hops used when a create request omits them (default 7).'),
+    defaultArrivalSeconds: z
+      .int()
+      .min(60)
+      .max(7 * 24 * 3600)
+      .optional()
+      .describe('Arrival delay used when a create request omits it (default 600).'),
+  })
+  .strict();
+
+export type IntegrationSettingsInput = z.infer<typeof integrationSettingsSchema>;
+
+export const DEFAULT_INTEGRATION_SETTINGS = {
+  defaultHops: 7,
+  defaultArrivalSeconds: 600,
+} as const;
+
+export type IntegrationSettings = {
+  defaultHops: number;
+  defaultArrivalSeconds: number;
+};
+
+export type IntegrationStatus = 'active' | 'suspended';
+
+/** The effective settings: stored overrides on top of the defaults. */
+export function resolveSettings(stored: IntegrationSettingsInput): IntegrationSettings {
+  return { ...DEFAULT_INTEGRATION_SETTINGS, ...stripUndefined(stored) };
+}
+
+/** Merges a partial update into stored overrides; `null` removes an override. */
+export function mergeSettings(
+  stored: IntegrationSettingsInput,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...stored };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,201 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import secureJson from 'secure-json-parse';
+import type { Clock } from '../domain/clock.ts';
+import { AppError } from '../domain/errors.ts';
+import type { Db } from '../store/db.ts';
+import type { Store } from '../store/index.ts';
+import { type AuthContext, createAuthenticator, subscribeToAuthChanges } from './auth.ts';
+import { registerErrorHandling } from './errors.ts';
+import { registerIdempotency } from './idempotency.ts';
+import { registerMetrics } from './metrics.ts';
+import { registerRateLimits } from './rate-limit.ts';
+import { requestIdFor } from './request-id.ts';
+import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
+import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
+
+export interface AppConfig {
+  mode: 'local' | 'production';
+  bodyLimitBytes: number;
+  metricsEnabled: boolean;
+  authCacheMs: number;
+  adminToken: string | undefined;
+}
+
+/** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
+export interface AppDeps {
+  config: AppConfig;
+  db: Db;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  redis?: Redis | undefined;
+  readinessChecks?: ReadinessCheck[];
+  metricsRegistry?: Registry;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Resolves the caller of a request; exposed so every API scope authenticates the same way. */
+    authenticate(request: FastifyRequest): Promise<AuthContext>;
+  }
+}
+
+/** Builds the Fastify app: API under /api/v1, admin under /admin/v1, docs, health and metrics. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One log line per request, written by the onResponse hook below with the route and caller.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: requestIdFor,
+    bodyLimit: deps.config.bodyLimitBytes,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  registerJsonParser(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        integrationId: request.auth?.integrationId,
+      },
+      'request',
+    );
+  });
+  if (deps.config.metricsEnabled) registerMetrics(app, deps.metricsRegistry);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Transfer Router API',
+        version: '1.0.0',
+        description:
+          'Routes a Solana token transfer from a source wallet to a recipient through 3 to 10 hops, timed to arrive after a chosen delay.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
+
+  const authenticator = createAuthenticator({
+    integrations: deps.store.integrations,
+    clock: deps.clock,
+    cacheMs: deps.config.authCacheMs,
+  });
+  await subscribeToAuthChanges(app, deps.db.listen, authenticator);
+  app.decorate('authenticate', authenticator.authenticate);
+
+  await app.register(
+    async (api) => {
+      api.decorateRequest('auth', null as unknown as AuthContext);
+      api.addHook('onRequest', async (request) => {
+        request.auth = await authenticator.authenticate(request);
+      });
+      await registerRateLimits(api, { redis: deps.redis });
+      registerIdempotency(api, {
+        store: deps.store.idempotency,
+        clock: deps.clock,
+        scopeOf: (request) => `key:${request.auth.apiKeyId}`,
+        defaultPolicy: 'required',
+      });
+    },
+    { prefix: '/api/v1' },
+  );
+
+  const adminToken = deps.config.adminToken;
+  if (adminToken) {
+    await app.register(
+      async (admin) => {
+        admin.addHook('onRequest', async (request) => assertAdmin(request, adminToken));
+        registerIdempotency(admin, {
+          store: deps.store.idempotency,
+          clock: deps.clock,
+          scopeOf: () => 'admin',
+          defaultPolicy: 'optional',
+        });
+        await admin.register(adminIntegrationRoutes, {
+          integrations: deps.store.integrations,
+          clock: deps.clock,
+        });
+      },
+      { prefix: '/admin/v1' },
+    );
+  }
+  return app;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Compares the admin token in constant time (digests have equal length whatever was sent). */
+function assertAdmin(request: FastifyRequest, adminToken: string) {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  if (!match || !timingSafeEqual(digest(match[1]!), digest(adminToken))) {
+    throw new AppError(
+      'MH_001',
+      'Invalid or missing admin token. Send `Authorization: Bearer <ADMIN_TOKEN>`.',
+    );
+  }
+}
+
+function databaseCheck(db: Db): ReadinessCheck {
+  return { name: 'database', check: async () => void (await db.query('SELECT 1')) };
+}
+
+/**
+ * JSON bodies parsed with prototype-poisoning protection; an empty body counts as no body, so
+ * POSTs whose body is optional work with or without `Content-Type: application/json`.
+ */
+function registerJsonParser(app: FastifyInstance) {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (error) {
+      done(
+        new AppError('MH_016', `The request body is not valid JSON: ${(error as Error).message}`, {
+          param: 'body',
+        }),
+        undefined,
+      );
+    }
+  });
+}

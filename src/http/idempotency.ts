@@ -1,0 +1,127 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../domain/clock.ts';
+import { AppError } from '../domain/errors.ts';
+import { isValidIdempotencyKey, requestFingerprint } from '../domain/idempotency.ts';
+import type { IdempotencyStore } from '../store/idempotency.ts';
+
+/** `required` on the API's mutations, `optional` where a key is honoured but not demanded. */
+export type IdempotencyPolicy = 'required' | 'optional';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    idempotency?: IdempotencyPolicy;
+  }
+  interface FastifyRequest {
+    idempotencyClaim: { scope: string; key: string; settled: boolean } | null;
+  }
+}
+
+/**
+ * Stripe's idempotency for POST requests of a scope: the first response to a key (status and
+ * body, errors included) is stored and replayed for the key's lifetime with
+ * `Idempotent-Replayed: true`; the same key with a different request is MH_071, and while the
+ * first is still running MH_072. A 503 is not stored, so a retry after an outage can run.
+ */
+export function registerIdempotency(
+  scope: FastifyInstance,
+  deps: {
+    store: IdempotencyStore;
+    clock: Clock;
+    /** The scope of a request's keys (keys are per API key). */
+    scopeOf: (request: FastifyRequest) => string;
+    defaultPolicy: IdempotencyPolicy;
+  },
+) {
+  scope.decorateRequest('idempotencyClaim', null);
+
+  scope.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'POST') return;
+    const policy = request.routeOptions.config?.idempotency ?? deps.defaultPolicy;
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) {
+      if (policy === 'optional') return;
+      throw new AppError(
+        'MH_070',
+        'Missing Idempotency-Key header. Send a unique key (8-64 characters of letters, digits, ".", "_", "-") with every POST.',
+        { param: 'Idempotency-Key' },
+      );
+    }
+    if (typeof header !== 'string' || !isValidIdempotencyKey(header)) {
+      throw new AppError(
+        'MH_070',
+        'Invalid Idempotency-Key header: use 8-64 characters of letters, digits, ".", "_" and "-".',
+        { param: 'Idempotency-Key' },
+      );
+    }
+    const claimScope = deps.scopeOf(request);
+    const result = await deps.store.claim({
+      scope: claimScope,
+      key: header,
+      requestHash: requestFingerprint({
+        method: request.method,
+        route: request.routeOptions.url ?? request.url,
+        params: request.params,
+        body: request.body,
+      }),
+      method: request.method,
+      path: request.url,
+      now: deps.clock.now(),
+    });
+    switch (result.kind) {
+      case 'claimed':
+        request.idempotencyClaim = { scope: claimScope, key: header, settled: false };
+        return;
+      case 'mismatch':
+        throw new AppError(
+          'MH_071',
+          'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
+          { param: 'Idempotency-Key' },
+        );
+      case 'in_progress':
+        throw new AppError(
+          'MH_072',
+          'A request with this Idempotency-Key is still in progress. Retry once it has finished.',
+          { param: 'Idempotency-Key' },
+        );
+      case 'completed':
+        return reply
+          .code(result.response.status)
+          .header('idempotent-replayed', 'true')
+          .type('application/json; charset=utf-8')
+          .send(result.response.body);
+    }
+  });
+
+  scope.addHook('onSend', async (request, reply, payload) => {
+    const claim = request.idempotencyClaim;
+    if (!claim || claim.settled) return payload;
+    claim.settled = true;
+    try {
+      if (reply.statusCode === 503 || typeof payload !== 'string') await deps.store.release(claim);
+      else {
+        await deps.store.complete({
+          ...claim,
+          response: { status: reply.statusCode, body: payload },
+          now: deps.clock.now(),
+        });
+      }
+    } catch (error) {
+      // The request itself succeeded or failed on its own terms; the client gets that answer. The
+      // claim stays in progress until it is considered abandoned.
+      request.log.error({ err: error }, 'storing the idempotent response failed');
+    }
+    return payload;
+  });
+
+  // A claim whose response was never stored (the client went away, storing failed) is released
+  // so that the client's retry runs instead of waiting for the claim to be considered abandoned.
+  scope.addHook('onResponse', async (request) => {
+    const claim = request.idempotencyClaim;
+    if (claim && !claim.settled) {
+      claim.settled = true;
+      await deps.store
+        .release(claim)
+        .catch((error) => request.log.warn({ err: error }, 'releasing claim failed'));
+    }
+  });
+}

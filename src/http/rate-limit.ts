@@ -1,0 +1,66 @@
+import fastifyRateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { AppError } from '../domain/errors.ts';
+
+const WINDOW_MS = 60_000;
+
+/**
+ * Requests per API key and endpoint in a 60 s window: the reference's numbers, and the decisions'
+ * for the endpoints it leaves out.
+ */
+export const RATE_LIMITS = {
+  createTransfer: 10,
+  fundingRefresh: 10,
+  fundingConfirm: 10,
+  estimate: 30,
+  getTransfer: 60,
+  listTransfers: 60,
+  getTransferByExternalId: 60,
+  prepare: 30,
+  confirmBroadcast: 30,
+  rescuePrepare: 10,
+  rescueConfirm: 10,
+  reclaimPrepare: 10,
+  reclaimConfirm: 10,
+  createWebhook: 30,
+  listWebhooks: 30,
+  deleteWebhook: 30,
+  webhookDeliveries: 30,
+  testWebhook: 30,
+  rotateWebhookSecret: 30,
+  enableWebhook: 30,
+  listEvents: 30,
+  resendEvent: 30,
+  usage: 30,
+} as const;
+
+/** The route config entry for an endpoint's limit. */
+export function limit(endpoint: keyof typeof RATE_LIMITS) {
+  return { rateLimit: { max: RATE_LIMITS[endpoint], timeWindow: WINDOW_MS } };
+}
+
+/**
+ * Registers per-key, per-endpoint limits in this scope (after authentication, which sets
+ * `request.auth`). With Redis the counters are shared by every process; without it they live in
+ * this process.
+ */
+export async function registerRateLimits(scope: FastifyInstance, options: { redis?: Redis | undefined }) {
+  await scope.register(fastifyRateLimit, {
+    global: false,
+    hook: 'onRequest',
+    timeWindow: WINDOW_MS,
+    enableDraftSpec: true,
+    cache: 50_000,
+    // When Redis is unreachable, serving without limits beats failing every request.
+    skipOnError: true,
+    nameSpace: 'tr-rl:',
+    ...(options.redis ? { redis: options.redis } : {}),
+    keyGenerator: (request) => String(request.auth.apiKeyId),
+    errorResponseBuilder: (request, context) =>
+      new AppError(
+        'MH_004',
+        `Rate limit of ${context.max} requests per 60 s exceeded for ${request.method} ${request.routeOptions.url}. Retry in ${Math.ceil(context.ttl / 1000)} s.`,
+      ),
+  });
+}

@@ -1,0 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+/** The request id: the client's `X-Request-Id` when well-formed, otherwise a fresh `req_...`. */
+export function requestIdFor(request: IncomingMessage): string {
+  const sent = request.headers['x-request-id'];
+  if (typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent)) return sent;
+  return `req_${randomBytes(12).toString('base64url')}`;
+}

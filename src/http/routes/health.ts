@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { AppError } from '../../domain/errors.ts';
+import { errorResponses } from '../schemas/common.ts';
+
+/** A dependency the service needs to serve traffic. */
+export interface ReadinessCheck {
+  name: string;
+  check(signal: AbortSignal): Promise<void>;
+}
+
+const READINESS_TIMEOUT_MS = 2_000;
+
+/** `/healthz` (the process is alive) and `/readyz` (its database and chain answer). */
+export async function healthRoutes(app: FastifyInstance, options: { checks: ReadinessCheck[] }) {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['Health'],
+        summary: 'Liveness',
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['Health'],
+        summary: 'Readiness: database and chain reachable',
+        response: {
+          200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.literal('ok')) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async () => {
+      const results = await Promise.all(
+        options.checks.map(async ({ name, check }) => {
+          try {
+            await check(AbortSignal.timeout(READINESS_TIMEOUT_MS));
+            return { name, ok: true };
+          } catch {
+            return { name, ok: false };
+          }
+        }),
+      );
+      const failing = results.filter((result) => !result.ok).map((result) => result.name);
+      if (failing.length > 0) {
+        throw new AppError('MH_091', `Not ready: ${failing.join(', ')} unreachable.`, {
+          headers: { 'retry-after': '5' },
+        });
+      }
+      return {
+        status: 'ready' as const,
+        checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])),
+      };
+    },
+  );
+}

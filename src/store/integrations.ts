@@ -1,0 +1,229 @@
+import type { KeyMode } from '../domain/api-keys.ts';
+import type { IntegrationSettingsInput, IntegrationStatus } from '../domain/integration.ts';
+import type { Db, Sql } from './db.ts';
+
+/** Arbitrary constant: the advisory lock taken while creating the first integration. */
+const FIRST_INTEGRATION_LOCK_KEY = 4_271_003_002;
+
+/** NOTIFY channel telling every process that keys or integrations changed. */
+export const AUTH_CHANGED_CHANNEL = 'tr_auth_changed';
+
+export interface IntegrationRecord {
+  id: number;
+  name: string;
+  status: IntegrationStatus;
+  settings: IntegrationSettingsInput;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ApiKeyRecord {
+  id: number;
+  integrationId: number;
+  mode: KeyMode;
+  hint: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** What authentication needs to know about a presented key, in one read. */
+export interface KeyPrincipal {
+  keyId: number;
+  mode: KeyMode;
+  revoked: boolean;
+  integrationId: number;
+  integrationStatus: IntegrationStatus;
+  settings: IntegrationSettingsInput;
+}
+
+type IntegrationRow = {
+  id: string;
+  name: string;
+  status: IntegrationStatus;
+  settings: IntegrationSettingsInput;
+  created_at: Date;
+  updated_at: Date;
+};
+
+type ApiKeyRow = {
+  id: string;
+  integration_id: string;
+  mode: KeyMode;
+  key_hint: string;
+  created_at: Date;
+  revoked_at: Date | null;
+};
+
+const toIntegration = (row: IntegrationRow): IntegrationRecord => ({
+  id: Number(row.id),
+  name: row.name,
+  status: row.status,
+  settings: row.settings,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const toApiKey = (row: ApiKeyRow): ApiKeyRecord => ({
+  id: Number(row.id),
+  integrationId: Number(row.integration_id),
+  mode: row.mode,
+  hint: row.key_hint,
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+});
+
+const notifyAuthChanged = (tx: Sql) =>
+  tx.query('SELECT pg_notify($1, $2)', [AUTH_CHANGED_CHANNEL, 'changed']);
+
+/** Integrations and their API keys. */
+export function createIntegrationStore(db: Db) {
+  return {
+    /** Creates an integration. */
+    async create(input: { name: string; settings: IntegrationSettingsInput; now: Date }) {
+      const { rows } = await db.query<IntegrationRow>(
+        `INSERT INTO integrations (name, settings, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING *`,
+        [input.name, JSON.stringify(input.settings), input.now],
+      );
+      return toIntegration(rows[0]!);
+    },
+
+    /** One integration, or null. */
+    async get(id: number) {
+      const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE id = $1', [id]);
+      return rows[0] ? toIntegration(rows[0]) : null;
+    },
+
+    /** Every integration, oldest first. */
+    async list() {
+      const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations ORDER BY id');
+      return rows.map(toIntegration);
+    },
+
+    /**
+     * Creates an integration with one key only if none exists yet; several processes starting at
+     * once serialise on an advisory lock, so exactly one of them creates it. Null otherwise.
+     */
+    async createFirst(input: {
+      name: string;
+      key: { mode: KeyMode; hash: Buffer; hint: string };
+      now: Date;
+    }) {
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [FIRST_INTEGRATION_LOCK_KEY]);
+        const { rows: existing } = await tx.query('SELECT 1 FROM integrations LIMIT 1');
+        if (existing.length > 0) return null;
+        const { rows } = await tx.query<IntegrationRow>(
+          `INSERT INTO integrations (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING *`,
+          [input.name, input.now],
+        );
+        const integration = toIntegration(rows[0]!);
+        await tx.query(
+          `INSERT INTO api_keys (integration_id, mode, key_hash, key_hint, created_at) VALUES ($1, $2, $3, $4, $5)`,
+          [integration.id, input.key.mode, input.key.hash, input.key.hint, input.now],
+        );
+        return integration;
+      });
+    },
+
+    /**
+     * Changes name and/or settings; `update` receives the stored settings and returns the new ones,
+     * so the read-modify-write happens under a row lock.
+     */
+    async update(
+      id: number,
+      change: {
+        name?: string;
+        settings?: (stored: IntegrationSettingsInput) => IntegrationSettingsInput;
+        now: Date;
+      },
+    ) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<IntegrationRow>(
+          'SELECT * FROM integrations WHERE id = $1 FOR UPDATE',
+          [id],
+        );
+        const current = rows[0];
+        if (!current) return null;
+        const settings = change.settings ? change.settings(current.settings) : current.settings;
+        const updated = await tx.query<IntegrationRow>(
+          `UPDATE integrations SET name = $2, settings = $3, updated_at = $4 WHERE id = $1 RETURNING *`,
+          [id, change.name ?? current.name, JSON.stringify(settings), change.now],
+        );
+        await notifyAuthChanged(tx);
+        return toIntegration(updated.rows[0]!);
+      });
+    },
+
+    /** Suspends or resumes an integration. */
+    async setStatus(id: number, status: IntegrationStatus, now: Date) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<IntegrationRow>(
+          'UPDATE integrations SET status = $2, updated_at = $3 WHERE id = $1 RETURNING *',
+          [id, status, now],
+        );
+        await notifyAuthChanged(tx);
+        return rows[0] ? toIntegration(rows[0]) : null;
+      });
+    },
+
+    /** Stores a new key's hash. */
+    async createKey(input: { integrationId: number; mode: KeyMode; hash: Buffer; hint: string; now: Date }) {
+      const { rows } = await db.query<ApiKeyRow>(
+        `INSERT INTO api_keys (integration_id, mode, key_hash, key_hint, created_at)
+         VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+        [input.integrationId, input.mode, input.hash, input.hint, input.now],
+      );
+      return toApiKey(rows[0]!);
+    },
+
+    /** The keys of an integration, without secrets. */
+    async listKeys(integrationId: number) {
+      const { rows } = await db.query<ApiKeyRow>(
+        'SELECT * FROM api_keys WHERE integration_id = $1 ORDER BY id',
+        [integrationId],
+      );
+      return rows.map(toApiKey);
+    },
+
+    /** Revokes a key (idempotent: the first revocation time is kept). */
+    async revokeKey(id: number, now: Date) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<ApiKeyRow>(
+          'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *',
+          [id, now],
+        );
+        await notifyAuthChanged(tx);
+        return rows[0] ? toApiKey(rows[0]) : null;
+      });
+    },
+
+    /** Resolves a key hash to its integration, or null when no such key exists. */
+    async findPrincipal(hash: Buffer): Promise<KeyPrincipal | null> {
+      const { rows } = await db.query<{
+        key_id: string;
+        mode: KeyMode;
+        revoked_at: Date | null;
+        integration_id: string;
+        status: IntegrationStatus;
+        settings: IntegrationSettingsInput;
+      }>(
+        `SELECT k.id AS key_id, k.mode, k.revoked_at, i.id AS integration_id, i.status, i.settings
+           FROM api_keys k JOIN integrations i ON i.id = k.integration_id
+          WHERE k.key_hash = $1`,
+        [hash],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        keyId: Number(row.key_id),
+        mode: row.mode,
+        revoked: row.revoked_at !== null,
+        integrationId: Number(row.integration_id),
+        integrationStatus: row.status,
+        settings: row.settings,
+      };
+    },
+  };
+}
+
+export type IntegrationStore = ReturnType<typeof createIntegrationStore>;
