@@ -175,6 +175,8 @@ describe('overrides', () => {
       integratorShareBps: 5000,
       minUsd: 0.5,
     });
+    assert.deepEqual(overrides, { flatFeeLamportsPerHop: '5000', integratorShareBps: 5000, minUsd: '0.5' });
+    assert.deepEqual(JSON.parse(JSON.stringify(overrides)), overrides);
     const schedule = mergeFeeSchedule(DEFAULT_FEE_SCHEDULE, overrides);
     assert.deepEqual(schedule, {
       tiers: DEFAULT_FEE_SCHEDULE.tiers,

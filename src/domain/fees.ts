@@ -226,6 +226,7 @@ const usdSchema = z.union([z.number().nonnegative(), z.string()]).transform((val
 
 const bpsSchema = z.int().min(0).max(10_000);
 
+// Output stays a decimal string so validated overrides can be stored as JSON unchanged.
 const lamportsSchema = z
   .union([z.int().nonnegative(), z.string().regex(/^\d{1,20}$/)])
   .transform((value, ctx) => {
@@ -234,7 +235,7 @@ const lamportsSchema = z
       ctx.addIssue({ code: 'custom', message: 'must fit in a u64' });
       return z.NEVER;
     }
-    return lamports;
+    return lamports.toString();
   });
 
 const tierSchema = z.strictObject({
@@ -278,14 +279,17 @@ export const feeScheduleOverridesSchema = z.strictObject({
   minUsd: usdSchema.optional(),
 });
 
-/** Fee overrides after validation by `feeScheduleOverridesSchema`. */
+/** Fee overrides after validation by `feeScheduleOverridesSchema`: canonical and JSON-safe. */
 export type FeeScheduleOverrides = z.output<typeof feeScheduleOverridesSchema>;
 
 /** The schedule with each overridden field replaced; fields absent from `overrides` keep `base`. */
 export function mergeFeeSchedule(base: FeeSchedule, overrides: FeeScheduleOverrides): FeeSchedule {
   return {
     tiers: overrides.tiers ?? base.tiers,
-    flatFeeLamportsPerHop: overrides.flatFeeLamportsPerHop ?? base.flatFeeLamportsPerHop,
+    flatFeeLamportsPerHop:
+      overrides.flatFeeLamportsPerHop === undefined
+        ? base.flatFeeLamportsPerHop
+        : BigInt(overrides.flatFeeLamportsPerHop),
     integratorShareBps: overrides.integratorShareBps ?? base.integratorShareBps,
     minUsd: overrides.minUsd ?? base.minUsd,
   };
