@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { apiKeyHint, generateApiKey, hashApiKey } from './domain/api-keys.ts';
 import type { Clock } from './domain/clock.ts';
 import type { IntegrationStore } from './store/integrations.ts';
@@ -10,22 +10,31 @@ export function adminTokenPath(dataDir: string): string {
   return join(dataDir, 'admin-token');
 }
 
-/** Reads the local admin token, generating it (file mode 0600) on first start. */
-export async function ensureLocalAdminToken(dataDir: string): Promise<string> {
-  const path = adminTokenPath(dataDir);
+/** Reads a local-mode secret from the data directory, generating it (file mode 0600) on first start. */
+async function ensureLocalSecret(path: string, generate: () => string): Promise<string> {
   try {
     return (await readFile(path, 'utf8')).trim();
   } catch {
-    await mkdir(dataDir, { recursive: true });
-    const token = `adm_${randomBytes(24).toString('base64url')}`;
+    await mkdir(dirname(path), { recursive: true });
     // 'wx' fails if another process created it first; then that one is read.
     try {
-      await writeFile(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
-      return token;
+      const secret = generate();
+      await writeFile(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+      return secret;
     } catch {
       return (await readFile(path, 'utf8')).trim();
     }
   }
+}
+
+/** The local admin token (generated on first start). */
+export function ensureLocalAdminToken(dataDir: string): Promise<string> {
+  return ensureLocalSecret(adminTokenPath(dataDir), () => `adm_${randomBytes(24).toString('base64url')}`);
+}
+
+/** The local encryption key for secrets at rest (generated on first start), as 64 hex characters. */
+export function ensureLocalEncryptionKey(dataDir: string): Promise<string> {
+  return ensureLocalSecret(join(dataDir, 'encryption-key'), () => randomBytes(32).toString('hex'));
 }
 
 /**

@@ -1,5 +1,14 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import {
+  DEFAULT_FEE_SCHEDULE,
+  type FeeSchedule,
+  feeScheduleOverridesSchema,
+  mergeFeeSchedule,
+} from './domain/fees.ts';
+import { fixedPricesSchema } from './prices/fixed.ts';
+import { PRICE_SOURCE_NAMES, type PriceConfig } from './prices/resolver.ts';
+import { parseEncryptionKey } from './store/secret-box.ts';
 
 /**
  * The only module that reads the environment. Everything else receives a typed {@link Config}.
@@ -26,6 +35,30 @@ const redisUrl = optionalString.refine(
 );
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+const httpUrl = optionalString.refine(
+  (value) => value === undefined || /^https?:\/\/[^\s]+$/.test(value),
+  'must be an http(s) URL',
+);
+
+/** A JSON value in an environment variable, validated by `schema`. */
+const jsonVariable = <T extends z.ZodType>(schema: T) =>
+  optionalString.transform((text, ctx) => {
+    if (text === undefined) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+      return z.NEVER;
+    }
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      ctx.addIssue({ code: 'custom', message: parsed.error.issues.map((issue) => issue.message).join('; ') });
+      return z.NEVER;
+    }
+    return parsed.data as z.output<T>;
+  });
 
 const envSchema = z.object({
   MODE: z.enum(['local', 'production']).default('local'),
@@ -55,7 +88,65 @@ const envSchema = z.object({
     .max(24 * 30)
     .default(24),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
+  ENCRYPTION_KEY: optionalString.refine(
+    (value) => value === undefined || parseEncryptionKey(value) !== null,
+    'must be 32 bytes as 64 hex characters or base64',
+  ),
+  QUOTE_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(24 * 3600)
+    .default(900),
+  WORKERS_ENABLED: booleanFlag.default(true),
+  // Fees (defaults: decisions' schedule).
+  FEE_TIERS: jsonVariable(feeScheduleOverridesSchema.shape.tiers),
+  FEE_FLAT_LAMPORTS_PER_HOP: optionalString,
+  FEE_INTEGRATOR_SHARE_BPS: z.coerce.number().int().min(0).max(10_000).optional(),
+  FEE_MIN_USD: optionalString,
+  // Prices.
+  PRICE_SOURCES: optionalString,
+  PRICES: jsonVariable(fixedPricesSchema),
+  PRICE_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  PRICE_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  PRICE_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
+  COINGECKO_BASE_URL: httpUrl,
+  COINGECKO_API_KEY: optionalString,
+  JUPITER_BASE_URL: httpUrl,
+  JUPITER_API_KEY: optionalString,
 });
+
+function feeScheduleFrom(env: z.infer<typeof envSchema>): FeeSchedule {
+  const overrides = feeScheduleOverridesSchema.parse({
+    ...(env.FEE_TIERS ? { tiers: env.FEE_TIERS } : {}),
+    ...(env.FEE_FLAT_LAMPORTS_PER_HOP ? { flatFeeLamportsPerHop: env.FEE_FLAT_LAMPORTS_PER_HOP } : {}),
+    ...(env.FEE_INTEGRATOR_SHARE_BPS === undefined
+      ? {}
+      : { integratorShareBps: env.FEE_INTEGRATOR_SHARE_BPS }),
+    ...(env.FEE_MIN_USD ? { minUsd: env.FEE_MIN_USD } : {}),
+  });
+  return mergeFeeSchedule(DEFAULT_FEE_SCHEDULE, overrides);
+}
+
+function priceConfigFrom(env: z.infer<typeof envSchema>): PriceConfig {
+  const defaultSources = env.MODE === 'production' ? 'coingecko,jupiter' : 'fixed';
+  const sources = (env.PRICE_SOURCES ?? defaultSources).split(',').map((name) => name.trim());
+  return {
+    sources: sources as PriceConfig['sources'][number][],
+    fixedPrices: env.PRICES ?? {},
+    cacheTtlMs: env.PRICE_CACHE_TTL_SECONDS * 1000,
+    maxAgeMs: env.PRICE_MAX_AGE_SECONDS * 1000,
+    timeoutMs: env.PRICE_TIMEOUT_MS,
+    coingecko: {
+      ...(env.COINGECKO_BASE_URL ? { baseUrl: env.COINGECKO_BASE_URL } : {}),
+      ...(env.COINGECKO_API_KEY ? { apiKey: env.COINGECKO_API_KEY } : {}),
+    },
+    jupiter: {
+      ...(env.JUPITER_BASE_URL ? { baseUrl: env.JUPITER_BASE_URL } : {}),
+      ...(env.JUPITER_API_KEY ? { apiKey: env.JUPITER_API_KEY } : {}),
+    },
+  };
+}
 
 export type Config = ReturnType<typeof toConfig>;
 
@@ -76,6 +167,15 @@ function toConfig(env: z.infer<typeof envSchema>) {
     metricsEnabled: env.METRICS_ENABLED,
     authCacheMs: env.AUTH_CACHE_SECONDS * 1000,
     idempotencyTtlMs: env.IDEMPOTENCY_TTL_HOURS * 3600 * 1000,
+    encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : null,
+    quoteTtlMs: env.QUOTE_TTL_SECONDS * 1000,
+    workersEnabled: env.WORKERS_ENABLED,
+    feeSchedule: feeScheduleFrom(env),
+    prices: priceConfigFrom(env),
+    webhookPolicy:
+      env.MODE === 'production'
+        ? { requireHttps: true, allowPrivateNetworks: false }
+        : { requireHttps: false, allowPrivateNetworks: true },
   };
 }
 
@@ -95,12 +195,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
-  const config = toConfig(parsed.data);
-  if (config.mode === 'production') {
-    const missing: string[] = [];
-    if (!config.database.url) missing.push('DATABASE_URL is required in production mode');
-    if (!config.adminToken) missing.push('ADMIN_TOKEN is required in production mode');
-    if (missing.length > 0) throw new ConfigError(missing);
+  const problems: string[] = [];
+  const sources = (parsed.data.PRICE_SOURCES ?? 'fixed').split(',').map((name) => name.trim());
+  for (const name of sources) {
+    if (!(PRICE_SOURCE_NAMES as readonly string[]).includes(name)) {
+      problems.push(`PRICE_SOURCES: unknown source "${name}" (use ${PRICE_SOURCE_NAMES.join(', ')})`);
+    }
   }
+  let config: Config;
+  try {
+    config = toConfig(parsed.data);
+  } catch (error) {
+    throw new ConfigError([`FEE_*: ${(error as Error).message}`]);
+  }
+  if (config.mode === 'production') {
+    if (!config.database.url) problems.push('DATABASE_URL is required in production mode');
+    if (!config.adminToken) problems.push('ADMIN_TOKEN is required in production mode');
+    if (!config.encryptionKey) problems.push('ENCRYPTION_KEY is required in production mode');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type FeeScheduleOverrides, feeScheduleOverridesSchema } from './fees.ts';
 
 /**
  * What an operator can set per integration. Only overrides are stored; {@link resolveSettings}
@@ -19,6 +20,11 @@ export const integrationSettingsSchema = z
       .max(7 * 24 * 3600)
       .optional()
       .describe('Arrival delay used when a create request omits it (default 600).'),
+    fees: feeScheduleOverridesSchema
+      .optional()
+      .describe(
+        'Overrides of the deployment fee schedule: tiers, flatFeeLamportsPerHop, integratorShareBps, minUsd.',
+      ),
   })
   .strict();
 
@@ -32,13 +38,14 @@ export const DEFAULT_INTEGRATION_SETTINGS = {
 export type IntegrationSettings = {
   defaultHops: number;
   defaultArrivalSeconds: number;
+  fees: FeeScheduleOverrides;
 };
 
 export type IntegrationStatus = 'active' | 'suspended';
 
 /** The effective settings: stored overrides on top of the defaults. */
 export function resolveSettings(stored: IntegrationSettingsInput): IntegrationSettings {
-  return { ...DEFAULT_INTEGRATION_SETTINGS, ...stripUndefined(stored) };
+  return { ...DEFAULT_INTEGRATION_SETTINGS, fees: {}, ...stripUndefined(stored) };
 }
 
 /** Merges a partial update into stored overrides; `null` removes an override. */

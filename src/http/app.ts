@@ -19,8 +19,11 @@ import type { Registry } from 'prom-client';
 import secureJson from 'secure-json-parse';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
+import type { FeeSchedule } from '../domain/fees.ts';
+import type { PriceResolver } from '../prices/resolver.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
+import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
 import { type AuthContext, createAuthenticator, subscribeToAuthChanges } from './auth.ts';
 import { registerErrorHandling } from './errors.ts';
 import { registerIdempotency } from './idempotency.ts';
@@ -29,6 +32,9 @@ import { registerRateLimits } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
 import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
+import { type TransferRouteDeps, transferRoutes } from './routes/transfers/index.ts';
+import { usageRoutes } from './routes/usage.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface AppConfig {
   mode: 'local' | 'production';
@@ -36,6 +42,9 @@ export interface AppConfig {
   metricsEnabled: boolean;
   authCacheMs: number;
   adminToken: string | undefined;
+  quoteTtlMs: number;
+  feeSchedule: FeeSchedule;
+  webhookPolicy: WebhookNetworkPolicy;
 }
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
@@ -46,6 +55,10 @@ export interface AppDeps {
   clock: Clock;
   logger: Logger;
   redis?: Redis | undefined;
+  prices: PriceResolver;
+  mints: TransferRouteDeps['mints'];
+  solCosts: TransferRouteDeps['solCosts'];
+  webhookSender: WebhookSender;
   readinessChecks?: ReadinessCheck[];
   metricsRegistry?: Registry;
 }
@@ -135,6 +148,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         scopeOf: (request) => `key:${request.auth.apiKeyId}`,
         defaultPolicy: 'required',
       });
+      await api.register(transferRoutes, {
+        transfers: deps.store.transfers,
+        mints: deps.mints,
+        prices: deps.prices,
+        feeSchedule: deps.config.feeSchedule,
+        solCosts: deps.solCosts,
+        clock: deps.clock,
+        quoteTtlMs: deps.config.quoteTtlMs,
+      });
+      await api.register(webhookRoutes, {
+        webhooks: deps.store.webhooks,
+        sender: deps.webhookSender,
+        policy: deps.config.webhookPolicy,
+        clock: deps.clock,
+      });
+      await api.register(usageRoutes, { transfers: deps.store.transfers });
     },
     { prefix: '/api/v1' },
   );
@@ -183,7 +212,8 @@ function databaseCheck(db: Db): ReadinessCheck {
  * POSTs whose body is optional work with or without `Content-Type: application/json`.
  */
 function registerJsonParser(app: FastifyInstance) {
-  app.removeContentTypeParser('application/json');
+  // JSON only: any other body type is refused with 415.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);

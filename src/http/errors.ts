@@ -25,14 +25,31 @@ type ValidationIssue = {
 };
 
 const CONTEXT_NAMES: Record<string, string> = {
-  body: 'body',
+  body: 'field',
   querystring: 'query parameter',
   params: 'path parameter',
   headers: 'header',
 };
 
+/** The value a request carried at a path of one of its parts (body, query, path, headers). */
+function valueAt(request: FastifyRequest, context: string | undefined, segments: string[]): unknown {
+  const parts: Record<string, unknown> = {
+    body: request.body,
+    querystring: request.query,
+    params: request.params,
+    headers: request.headers,
+  };
+  let value = parts[context ?? 'body'];
+  for (const segment of segments) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
 /** Turns the first schema violation into an AppError with the field's code and name. */
 function fromValidation(
+  request: FastifyRequest,
   issues: ValidationIssue[],
   context: string | undefined,
   fieldErrors: FieldErrorCodes = {},
@@ -50,7 +67,7 @@ function fromValidation(
   }
 
   const param = segments.length > 0 ? segments.join('.') : context === 'body' ? 'body' : undefined;
-  const missing = issue.keyword === 'invalid_type' && /received undefined/.test(issue.message);
+  const missing = segments.length > 0 && valueAt(request, context, segments) === undefined;
   if (missing) {
     return new AppError('MH_016', `Missing required ${where} \`${param}\`.`, { param });
   }
@@ -84,6 +101,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (hasZodFastifySchemaValidationErrors(error)) {
     const validationError = error as FastifyError & { validationContext?: string };
     return fromValidation(
+      request,
       validationError.validation as unknown as ValidationIssue[],
       validationError.validationContext,
       request.routeOptions.config?.fieldErrors,

@@ -1,14 +1,19 @@
 import type { Db } from './db.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
+import type { SecretBox } from './secret-box.ts';
+import { createTransferStore } from './transfers.ts';
+import { createWebhookStore } from './webhooks.ts';
 
 /** How long an idempotency claim may run before another request may consider it abandoned. */
 const IDEMPOTENCY_LOCK_TIMEOUT_MS = 120_000;
 
 /** Every repository over one database. */
-export function createStore(db: Db, options: { idempotencyTtlMs: number }) {
+export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets: SecretBox }) {
   return {
     integrations: createIntegrationStore(db),
+    transfers: createTransferStore(db),
+    webhooks: createWebhookStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {
       ttlMs: options.idempotencyTtlMs,
       lockTimeoutMs: IDEMPOTENCY_LOCK_TIMEOUT_MS,

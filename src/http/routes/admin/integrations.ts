@@ -12,7 +12,13 @@ const integrationSchema = z.object({
   id: z.int(),
   name: z.string(),
   status: z.enum(['active', 'suspended']),
-  settings: z.object({ defaultHops: z.int(), defaultArrivalSeconds: z.int() }),
+  settings: z.object({
+    defaultHops: z.int(),
+    defaultArrivalSeconds: z.int(),
+    fees: z
+      .record(z.string(), z.unknown())
+      .describe('Fee schedule overrides; empty when the deployment defaults apply.'),
+  }),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
 });

@@ -1,0 +1,145 @@
+import type { KeyMode } from './api-keys.ts';
+
+/** Status values of the API. */
+export const TRANSFER_STATUSES = [
+  'quote',
+  'awaiting_signature',
+  'processing',
+  'completed',
+  'failed',
+  'expired',
+  'refunded',
+] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
+/** Phase values: finer-grained, derived from on-chain state. */
+export const TRANSFER_PHASES = [
+  'quoted',
+  'funding',
+  'deploying',
+  'executing',
+  'settled',
+  'failed',
+  'recoverable',
+  'expired',
+  'rescued',
+  'reclaimed',
+] as const;
+export type TransferPhase = (typeof TRANSFER_PHASES)[number];
+
+/** Event types webhook endpoints can subscribe to. */
+export const EVENT_TYPES = [
+  'transfer.quote_created',
+  'transfer.deposit_confirmed',
+  'transfer.processing',
+  'transfer.hop_complete',
+  'transfer.completed',
+  'transfer.failed',
+  'transfer.expired',
+  'transfer.refunded',
+  'transfer.phase_changed',
+  'transfer.recoverable',
+  'transfer.rescued',
+  'transfer.rent_reclaimed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The one strategy today: the client signs the prepared bundle. */
+export const FUNDING_STRATEGY = 'signed_bundle';
+
+/** Kinds of on-chain accounts whose lamports a recovery returns. */
+export type RecoveryAccountKind = 'route_pda' | 'step_state' | 'orchestrator_config' | 'keeper' | 'ata';
+
+export interface Recovery {
+  canRescue: boolean;
+  rescuableLamports: bigint;
+  rescuableAccounts: { kind: RecoveryAccountKind; lamports: bigint }[];
+  canReclaimRent: boolean;
+  reclaimableLamports: bigint;
+}
+
+export interface LastError {
+  code: string;
+  message: string;
+  at: Date;
+}
+
+export interface TransferSignatures {
+  routeInit: string[];
+  sessionInit: string[];
+  hops: string[];
+}
+
+/** A transfer as the service knows it. Money in bigint base units. */
+export interface Transfer {
+  id: number;
+  integrationId: number;
+  mode: KeyMode;
+  externalId: string | null;
+  supportBundleId: string;
+  tokenMint: string;
+  tokenSymbol: string | null;
+  tokenDecimals: number;
+  amountRaw: bigint;
+  amountTokens: string;
+  sourceOwner: string;
+  recipientWallet: string;
+  fundingStrategy: string;
+  hops: number;
+  arrivalSeconds: number;
+  tokenPriceUsd: string;
+  priceSource: string;
+  usdEquivalent: number;
+  pricingTier: string;
+  percentFeeBps: number;
+  percentFeeRaw: bigint;
+  integratorPercentShareRaw: bigint;
+  netDeliveredRaw: bigint;
+  flatFeeLamportsPerHop: bigint;
+  totalFlatFeeLamports: bigint;
+  integratorFlatShareLamports: bigint;
+  status: TransferStatus;
+  phase: TransferPhase;
+  hopsCompleted: number;
+  lastError: LastError | null;
+  recovery: Recovery | null;
+  signatures: TransferSignatures;
+  quotedAt: Date;
+  expiresAt: Date;
+  depositReceivedAt: Date | null;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Phases in which `recovery` is reported (decision C1); null in every other phase. */
+const RECOVERY_PHASES: ReadonlySet<TransferPhase> = new Set([
+  'failed',
+  'recoverable',
+  'settled',
+  'rescued',
+  'reclaimed',
+]);
+
+/** Whether the transfer's `recovery` object is populated in this phase. */
+export function reportsRecovery(phase: TransferPhase): boolean {
+  return RECOVERY_PHASES.has(phase);
+}
+
+/** A quote expires once `expiresAt` has passed while nothing of it is on chain. */
+export function isExpiredQuote(transfer: Pick<Transfer, 'status' | 'expiresAt'>, now: Date): boolean {
+  return transfer.status === 'quote' && transfer.expiresAt.getTime() <= now.getTime();
+}
+
+const SUPPORT_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+
+/**
+ * A support reference a person can read over the phone: `TR-` and two groups of four characters
+ * from an alphabet without look-alikes (no 0/O, 1/I).
+ */
+export function supportBundleIdFrom(random: Uint8Array): string {
+  if (random.length < 8) throw new RangeError('need 8 random bytes');
+  let text = '';
+  for (let index = 0; index < 8; index++) text += SUPPORT_ALPHABET[random[index]! % SUPPORT_ALPHABET.length];
+  return `TR-${text.slice(0, 4)}-${text.slice(4)}`;
+}

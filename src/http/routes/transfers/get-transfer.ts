@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AppError } from '../../../domain/errors.ts';
+import { transferView } from '../../../domain/transfer-view.ts';
+import type { TransferStore } from '../../../store/transfers.ts';
+import { limit } from '../../rate-limit.ts';
+import { errorResponses, integerId } from '../../schemas/common.ts';
+import { transferSchema } from '../../schemas/transfers.ts';
+
+/** `GET /transfers/{transferId}` and `GET /transfers/by-external/{externalId}`. */
+export async function getTransferRoutes(app: FastifyInstance, deps: { transfers: TransferStore }) {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    '/transfers/:transferId',
+    {
+      config: limit('getTransfer'),
+      schema: {
+        tags: ['Transfers'],
+        summary: 'Get a transfer',
+        params: z.object({ transferId: integerId }),
+        response: { 200: transferSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const transfer = await deps.transfers.get(owner, request.params.transferId);
+      if (!transfer) throw notFound(`No transfer with id ${request.params.transferId}.`);
+      return transferView(transfer);
+    },
+  );
+
+  routes.get(
+    '/transfers/by-external/:externalId',
+    {
+      config: limit('getTransferByExternalId'),
+      schema: {
+        tags: ['Transfers'],
+        summary: 'Get a transfer by your externalId',
+        params: z.object({ externalId: z.string().min(1).max(128) }),
+        response: { 200: transferSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const transfer = await deps.transfers.getByExternalId(owner, request.params.externalId);
+      if (!transfer) throw notFound(`No transfer with externalId "${request.params.externalId}".`);
+      return transferView(transfer);
+    },
+  );
+}
+
+/** MH_030: also for ids that exist but belong to another integration or mode. */
+export function notFound(message: string) {
+  return new AppError('MH_030', message, { param: 'transferId' });
+}

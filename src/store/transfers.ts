@@ -1,0 +1,397 @@
+import { randomBytes } from 'node:crypto';
+import type { KeyMode } from '../domain/api-keys.ts';
+import {
+  FUNDING_STRATEGY,
+  type LastError,
+  type Recovery,
+  supportBundleIdFrom,
+  type Transfer,
+  type TransferPhase,
+  type TransferSignatures,
+  type TransferStatus,
+} from '../domain/transfer.ts';
+import type { Db } from './db.ts';
+import { appendTransferEvents } from './events.ts';
+
+/** The owner of an object: an integration in one mode. Every read and write is scoped by it. */
+export interface Owner {
+  integrationId: number;
+  mode: KeyMode;
+}
+
+/** What a create call decided, priced and validated. */
+export interface NewQuote {
+  externalId: string | null;
+  fingerprint: Buffer;
+  tokenMint: string;
+  tokenSymbol: string | null;
+  tokenDecimals: number;
+  amountRaw: bigint;
+  amountTokens: string;
+  sourceOwner: string;
+  recipientWallet: string;
+  hops: number;
+  arrivalSeconds: number;
+  tokenPriceUsd: string;
+  priceSource: string;
+  usdEquivalent: number;
+  pricingTier: string;
+  percentFeeBps: number;
+  percentFeeRaw: bigint;
+  integratorPercentShareRaw: bigint;
+  netDeliveredRaw: bigint;
+  flatFeeLamportsPerHop: bigint;
+  totalFlatFeeLamports: bigint;
+  integratorFlatShareLamports: bigint;
+  quotedAt: Date;
+  expiresAt: Date;
+}
+
+/** The outcome of a create: a new quote, the existing one for a repeated externalId, or a conflict. */
+export type CreateQuoteResult =
+  | { kind: 'created'; transfer: Transfer }
+  | { kind: 'existing'; transfer: Transfer }
+  | { kind: 'conflict'; transfer: Transfer };
+
+export interface TransferFilters {
+  status?: TransferStatus | undefined;
+  fromDate?: Date | undefined;
+  toDate?: Date | undefined;
+  externalId?: string | undefined;
+  supportBundleId?: string | undefined;
+}
+
+type TransferRow = {
+  id: string;
+  integration_id: string;
+  mode: KeyMode;
+  external_id: string | null;
+  support_bundle_id: string;
+  create_fingerprint: Uint8Array;
+  token_mint: string;
+  token_symbol: string | null;
+  token_decimals: number;
+  amount_raw: string;
+  amount_tokens: string;
+  source_owner: string;
+  recipient_wallet: string;
+  funding_strategy: string;
+  hops: number;
+  arrival_seconds: number;
+  token_price_usd: string;
+  price_source: string;
+  usd_equivalent: number;
+  pricing_tier: string;
+  percent_fee_bps: number;
+  percent_fee_raw: string;
+  integrator_percent_share_raw: string;
+  net_delivered_raw: string;
+  flat_fee_lamports_per_hop: string;
+  total_flat_fee_lamports: string;
+  integrator_flat_share_lamports: string;
+  status: TransferStatus;
+  phase: TransferPhase;
+  hops_completed: number;
+  last_error: { code: string; message: string; at: string } | null;
+  recovery: {
+    canRescue: boolean;
+    rescuableLamports: string;
+    rescuableAccounts: { kind: Recovery['rescuableAccounts'][number]['kind']; lamports: string }[];
+    canReclaimRent: boolean;
+    reclaimableLamports: string;
+  } | null;
+  signatures: TransferSignatures;
+  quoted_at: Date;
+  expires_at: Date;
+  deposit_received_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function toTransfer(row: TransferRow): Transfer {
+  const lastError: LastError | null = row.last_error
+    ? { code: row.last_error.code, message: row.last_error.message, at: new Date(row.last_error.at) }
+    : null;
+  const recovery: Recovery | null = row.recovery
+    ? {
+        canRescue: row.recovery.canRescue,
+        rescuableLamports: BigInt(row.recovery.rescuableLamports),
+        rescuableAccounts: row.recovery.rescuableAccounts.map((account) => ({
+          kind: account.kind,
+          lamports: BigInt(account.lamports),
+        })),
+        canReclaimRent: row.recovery.canReclaimRent,
+        reclaimableLamports: BigInt(row.recovery.reclaimableLamports),
+      }
+    : null;
+  return {
+    id: Number(row.id),
+    integrationId: Number(row.integration_id),
+    mode: row.mode,
+    externalId: row.external_id,
+    supportBundleId: row.support_bundle_id,
+    tokenMint: row.token_mint,
+    tokenSymbol: row.token_symbol,
+    tokenDecimals: row.token_decimals,
+    amountRaw: BigInt(row.amount_raw),
+    amountTokens: row.amount_tokens,
+    sourceOwner: row.source_owner,
+    recipientWallet: row.recipient_wallet,
+    fundingStrategy: row.funding_strategy,
+    hops: row.hops,
+    arrivalSeconds: row.arrival_seconds,
+    tokenPriceUsd: row.token_price_usd,
+    priceSource: row.price_source,
+    usdEquivalent: row.usd_equivalent,
+    pricingTier: row.pricing_tier,
+    percentFeeBps: row.percent_fee_bps,
+    percentFeeRaw: BigInt(row.percent_fee_raw),
+    integratorPercentShareRaw: BigInt(row.integrator_percent_share_raw),
+    netDeliveredRaw: BigInt(row.net_delivered_raw),
+    flatFeeLamportsPerHop: BigInt(row.flat_fee_lamports_per_hop),
+    totalFlatFeeLamports: BigInt(row.total_flat_fee_lamports),
+    integratorFlatShareLamports: BigInt(row.integrator_flat_share_lamports),
+    status: row.status,
+    phase: row.phase,
+    hopsCompleted: row.hops_completed,
+    lastError,
+    recovery,
+    signatures: row.signatures,
+    quotedAt: row.quoted_at,
+    expiresAt: row.expires_at,
+    depositReceivedAt: row.deposit_received_at,
+    completedAt: row.completed_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const UNIQUE_VIOLATION = '23505';
+const isUniqueViolation = (error: unknown, constraint: string) =>
+  (error as { code?: string }).code === UNIQUE_VIOLATION &&
+  String(
+    (error as { constraint?: string; message?: string }).constraint ?? (error as Error).message,
+  ).includes(constraint);
+
+/** Transfers: quotes, lookups, listing, expiry and usage. */
+export function createTransferStore(db: Db) {
+  async function findByExternalId(owner: Owner, externalId: string) {
+    const { rows } = await db.query<TransferRow>(
+      'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
+      [owner.integrationId, owner.mode, externalId],
+    );
+    return rows[0] ? toTransfer(rows[0]) : null;
+  }
+
+  async function insertQuote(owner: Owner, quote: NewQuote): Promise<Transfer> {
+    // A support reference collision is astronomically rare but must not fail a create.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await db.transaction(async (tx) => {
+          const { rows } = await tx.query<TransferRow>(
+            `INSERT INTO transfers (
+               integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
+               token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
+               arrival_seconds, token_price_usd, price_source, usd_equivalent, pricing_tier, percent_fee_bps,
+               percent_fee_raw, integrator_percent_share_raw, net_delivered_raw, flat_fee_lamports_per_hop,
+               total_flat_fee_lamports, integrator_flat_share_lamports, status, phase, quoted_at, expires_at,
+               created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                     $21, $22, $23, $24, $25, $26, 'quote', 'quoted', $27, $28, $27, $27)
+             RETURNING *`,
+            [
+              owner.integrationId,
+              owner.mode,
+              quote.externalId,
+              supportBundleIdFrom(randomBytes(8)),
+              quote.fingerprint,
+              quote.tokenMint,
+              quote.tokenSymbol,
+              quote.tokenDecimals,
+              quote.amountRaw.toString(),
+              quote.amountTokens,
+              quote.sourceOwner,
+              quote.recipientWallet,
+              FUNDING_STRATEGY,
+              quote.hops,
+              quote.arrivalSeconds,
+              quote.tokenPriceUsd,
+              quote.priceSource,
+              quote.usdEquivalent,
+              quote.pricingTier,
+              quote.percentFeeBps,
+              quote.percentFeeRaw.toString(),
+              quote.integratorPercentShareRaw.toString(),
+              quote.netDeliveredRaw.toString(),
+              quote.flatFeeLamportsPerHop.toString(),
+              quote.totalFlatFeeLamports.toString(),
+              quote.integratorFlatShareLamports.toString(),
+              quote.quotedAt,
+              quote.expiresAt,
+            ],
+          );
+          const transfer = toTransfer(rows[0]!);
+          await appendTransferEvents(tx, transfer, ['transfer.quote_created'], quote.quotedAt);
+          return transfer;
+        });
+      } catch (error) {
+        if (attempt < 3 && isUniqueViolation(error, 'support_bundle_id')) continue;
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * The outcome for a create whose externalId is already taken (decision C6): the existing
+   * transfer when the request is the same, a conflict otherwise; null when the id is free.
+   */
+  async function matchExternalId(
+    owner: Owner,
+    externalId: string | null,
+    fingerprint: Buffer,
+  ): Promise<Exclude<CreateQuoteResult, { kind: 'created' }> | null> {
+    if (!externalId) return null;
+    const { rows } = await db.query<TransferRow>(
+      'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
+      [owner.integrationId, owner.mode, externalId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const same = Buffer.from(row.create_fingerprint).equals(fingerprint);
+    return { kind: same ? 'existing' : 'conflict', transfer: toTransfer(row) };
+  }
+
+  return {
+    /**
+     * Creates a quote and its `transfer.quote_created` event in one transaction. A repeated
+     * externalId returns the existing transfer when the request is the same, a conflict otherwise;
+     * concurrent creates with one externalId resolve the same way through the unique index.
+     */
+    async createQuote(owner: Owner, quote: NewQuote): Promise<CreateQuoteResult> {
+      const before = await matchExternalId(owner, quote.externalId, quote.fingerprint);
+      if (before) return before;
+      try {
+        return { kind: 'created', transfer: await insertQuote(owner, quote) };
+      } catch (error) {
+        if (!isUniqueViolation(error, 'transfers_external_id_idx')) throw error;
+        const after = await matchExternalId(owner, quote.externalId, quote.fingerprint);
+        if (after) return after;
+        throw error;
+      }
+    },
+
+    matchExternalId,
+
+    /** One transfer of this owner, or null (another owner's id is as unknown as a missing one). */
+    async get(owner: Owner, id: number) {
+      const { rows } = await db.query<TransferRow>(
+        'SELECT * FROM transfers WHERE id = $1 AND integration_id = $2 AND mode = $3',
+        [id, owner.integrationId, owner.mode],
+      );
+      return rows[0] ? toTransfer(rows[0]) : null;
+    },
+
+    /** The transfer of this owner with this externalId, or null. */
+    getByExternalId: findByExternalId,
+
+    /** A page of this owner's transfers, newest first, with the exact number matching the filters. */
+    async list(owner: Owner, filters: TransferFilters, page: { limit: number; offset: number }) {
+      const conditions = ['integration_id = $1', 'mode = $2'];
+      const params: unknown[] = [owner.integrationId, owner.mode];
+      const add = (condition: string, value: unknown) => {
+        params.push(value);
+        conditions.push(condition.replace('?', `$${params.length}`));
+      };
+      if (filters.status) add('status = ?', filters.status);
+      if (filters.fromDate) add('created_at >= ?', filters.fromDate);
+      if (filters.toDate) add('created_at < ?', filters.toDate);
+      if (filters.externalId) add('external_id = ?', filters.externalId);
+      if (filters.supportBundleId) add('support_bundle_id = ?', filters.supportBundleId);
+      const where = conditions.join(' AND ');
+      const { rows } = await db.query<TransferRow & { total: string }>(
+        `SELECT *, count(*) OVER () AS total FROM transfers WHERE ${where}
+          ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, page.limit, page.offset],
+      );
+      let total = rows[0] ? Number(rows[0].total) : 0;
+      if (rows.length === 0 && page.offset > 0) {
+        const counted = await db.query<{ total: string }>(
+          `SELECT count(*) AS total FROM transfers WHERE ${where}`,
+          params,
+        );
+        total = Number(counted.rows[0]!.total);
+      }
+      return { items: rows.map(toTransfer), total };
+    },
+
+    /**
+     * Moves quotes whose `expiresAt` has passed to `expired`, with their events, in batches that
+     * several workers can share (`SKIP LOCKED`). Returns the transfers expired.
+     */
+    async expireDue(now: Date, batchSize: number): Promise<Transfer[]> {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<TransferRow>(
+          `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $1, updated_at = $1
+            WHERE id IN (SELECT id FROM transfers WHERE status = 'quote' AND expires_at <= $1
+                          ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING *`,
+          [now, batchSize],
+        );
+        const expired = rows.map(toTransfer);
+        for (const transfer of expired) {
+          await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
+        }
+        return expired;
+      });
+    },
+
+    /** Usage of an owner over transfers created in [from, to): counts, volume and revenue. */
+    async usage(owner: Owner, window: { from: Date | undefined; to: Date | undefined }) {
+      const params: unknown[] = [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null];
+      const scope = `integration_id = $1 AND mode = $2
+        AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)`;
+      const totals = await db.query<{
+        total: string;
+        completed: string;
+        failed: string;
+        expired: string;
+        processing: string;
+        volume_usd: number | null;
+        revenue_lamports: string | null;
+      }>(
+        `SELECT count(*) AS total,
+                count(*) FILTER (WHERE status = 'completed') AS completed,
+                count(*) FILTER (WHERE status = 'failed') AS failed,
+                count(*) FILTER (WHERE status = 'expired') AS expired,
+                count(*) FILTER (WHERE status = 'processing') AS processing,
+                sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd,
+                sum(integrator_flat_share_lamports) FILTER (WHERE status = 'completed') AS revenue_lamports
+           FROM transfers WHERE ${scope}`,
+        params,
+      );
+      const byMint = await db.query<{ token_mint: string; revenue_raw: string }>(
+        `SELECT token_mint, sum(integrator_percent_share_raw) AS revenue_raw
+           FROM transfers WHERE ${scope} AND status = 'completed'
+          GROUP BY token_mint ORDER BY token_mint`,
+        params,
+      );
+      const row = totals.rows[0]!;
+      return {
+        totalTransfers: Number(row.total),
+        completedTransfers: Number(row.completed),
+        failedTransfers: Number(row.failed),
+        expiredTransfers: Number(row.expired),
+        processingTransfers: Number(row.processing),
+        totalVolumeUsd: row.volume_usd ?? 0,
+        totalRevenueLamports: BigInt(row.revenue_lamports ?? '0'),
+        revenueByMint: byMint.rows.map((mint) => ({
+          tokenMint: mint.token_mint,
+          amountRaw: BigInt(mint.revenue_raw),
+        })),
+      };
+    },
+  };
+}
+
+export type TransferStore = ReturnType<typeof createTransferStore>;

@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { createManualClock } from '../../src/domain/clock.ts';
+import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
+import { type AppDeps, buildApp } from '../../src/http/app.ts';
+import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
+import type { Db } from '../../src/store/db.ts';
+import { createStore, type Store } from '../../src/store/index.ts';
+import { createSecretBox } from '../../src/store/secret-box.ts';
+import { createWebhookSender } from '../../src/webhooks/sender.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const ADMIN_HEADERS = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: TestDatabase;
+  store: Store;
+  clock: ReturnType<typeof createManualClock>;
+  /** Creates an integration (through the admin API) and returns it. */
+  createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
+  /** Creates an API key for an integration (through the admin API). */
+  createKey(integrationId: number, mode?: 'test' | 'live'): Promise<{ id: number; key: string }>;
+  /** A fresh integration with one key: the usual caller of a test. */
+  newCaller(mode?: 'test' | 'live', settings?: Record<string, unknown>): Promise<Caller>;
+  close(): Promise<void>;
+}
+
+/** An integration's key and helpers to call the API with it. */
+export interface Caller {
+  integrationId: number;
+  keyId: number;
+  key: string;
+  headers: Record<string, string>;
+  get(url: string): Promise<LightMyRequestResponse>;
+  /** POSTs JSON with a fresh Idempotency-Key unless one is given in `headers`. */
+  post(url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  delete(url: string): Promise<LightMyRequestResponse>;
+}
+
+export type TestAppOptions = Partial<Pick<AppDeps, 'mints' | 'solCosts' | 'readinessChecks'>> & {
+  redis?: Redis;
+  /** Lets a test interpose on the database (e.g. to simulate an outage). */
+  wrapDb?: (db: Db) => Db;
+  authCacheMs?: number;
+  config?: Partial<AppDeps['config']>;
+};
+
+/** A fresh key for idempotent POSTs. */
+export const idempotencyKey = () => `test-${randomBytes(8).toString('hex')}`;
+
+const unavailable = (what: string) => () => {
+  throw new Error(`${what} is not available in this test`);
+};
+
+/** Builds the real app on a fresh PostgreSQL database, with a manual clock. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
+  const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
+  const store = createStore(db, {
+    idempotencyTtlMs: 24 * 3600 * 1000,
+    secrets: createSecretBox(randomBytes(32)),
+  });
+  const webhookPolicy = { requireHttps: false, allowPrivateNetworks: true };
+  const sender = createWebhookSender(webhookPolicy);
+  const app = await buildApp({
+    config: {
+      mode: 'local',
+      bodyLimitBytes: 64 * 1024,
+      metricsEnabled: true,
+      authCacheMs: options.authCacheMs ?? 30_000,
+      adminToken: ADMIN_TOKEN,
+      quoteTtlMs: 15 * 60 * 1000,
+      feeSchedule: DEFAULT_FEE_SCHEDULE,
+      webhookPolicy,
+      ...options.config,
+    },
+    db,
+    store,
+    clock,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    redis: options.redis,
+    prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
+    mints: options.mints ?? { getMintDecimals: unavailable('the chain') },
+    solCosts: options.solCosts ?? { estimate: unavailable('the chain') },
+    webhookSender: sender,
+    ...(options.readinessChecks ? { readinessChecks: options.readinessChecks } : {}),
+  });
+  await app.ready();
+
+  const adminPost = async (url: string, payload: unknown) => {
+    const response = await app.inject({
+      method: 'POST',
+      url,
+      headers: ADMIN_HEADERS,
+      payload: payload as object,
+    });
+    if (response.statusCode !== 200)
+      throw new Error(`${url} failed: ${response.statusCode} ${response.body}`);
+    return response.json();
+  };
+
+  const testApp: TestApp = {
+    app,
+    database,
+    store,
+    clock,
+    createIntegration: (settings) =>
+      adminPost('/admin/v1/integrations', {
+        name: `integration-${randomBytes(3).toString('hex')}`,
+        ...(settings ? { settings } : {}),
+      }),
+    createKey: (integrationId, mode = 'test') =>
+      adminPost(`/admin/v1/integrations/${integrationId}/keys`, { mode }),
+    async newCaller(mode = 'test', settings) {
+      const integration = await testApp.createIntegration(settings);
+      const key = await testApp.createKey(integration.id, mode);
+      return callerFor(app, integration.id, key);
+    },
+    async close() {
+      await app.close();
+      await sender.close();
+      await database.drop();
+    },
+  };
+  return testApp;
+}
+
+/** Helpers to call the API as the holder of `key`. */
+export function callerFor(
+  app: FastifyInstance,
+  integrationId: number,
+  key: { id: number; key: string },
+): Caller {
+  const headers = { 'x-api-key': key.key };
+  return {
+    integrationId,
+    keyId: key.id,
+    key: key.key,
+    headers,
+    get: (url) => app.inject({ method: 'GET', url, headers }),
+    post: (url, body, extra = {}) =>
+      app.inject({
+        method: 'POST',
+        url,
+        headers: { ...headers, 'idempotency-key': idempotencyKey(), ...extra },
+        ...(body === undefined ? {} : { payload: body as object }),
+      }),
+    delete: (url) => app.inject({ method: 'DELETE', url, headers }),
+  };
+}
