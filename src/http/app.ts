@@ -45,6 +45,8 @@ export interface AppConfig {
   quoteTtlMs: number;
   feeSchedule: FeeSchedule;
   webhookPolicy: WebhookNetworkPolicy;
+  /** The reachability ping's timeout when registering an endpoint (5 s unless tests shorten it). */
+  webhookPingTimeoutMs?: number;
 }
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
@@ -55,6 +57,8 @@ export interface AppDeps {
   clock: Clock;
   logger: Logger;
   redis?: Redis | undefined;
+  /** Prefix of rate-limit counters in Redis (one per deployment sharing a Redis). */
+  rateLimitNamespace?: string;
   prices: PriceResolver;
   mints: TransferRouteDeps['mints'];
   solCosts: TransferRouteDeps['solCosts'];
@@ -141,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       api.addHook('onRequest', async (request) => {
         request.auth = await authenticator.authenticate(request);
       });
-      await registerRateLimits(api, { redis: deps.redis });
+      await registerRateLimits(api, { redis: deps.redis, namespace: deps.rateLimitNamespace });
       registerIdempotency(api, {
         store: deps.store.idempotency,
         clock: deps.clock,
@@ -162,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         sender: deps.webhookSender,
         policy: deps.config.webhookPolicy,
         clock: deps.clock,
+        ...(deps.config.webhookPingTimeoutMs ? { pingTimeoutMs: deps.config.webhookPingTimeoutMs } : {}),
       });
       await api.register(usageRoutes, { transfers: deps.store.transfers });
     },

@@ -45,7 +45,10 @@ export function limit(endpoint: keyof typeof RATE_LIMITS) {
  * `request.auth`). With Redis the counters are shared by every process; without it they live in
  * this process.
  */
-export async function registerRateLimits(scope: FastifyInstance, options: { redis?: Redis | undefined }) {
+export async function registerRateLimits(
+  scope: FastifyInstance,
+  options: { redis?: Redis | undefined; namespace?: string | undefined },
+) {
   await scope.register(fastifyRateLimit, {
     global: false,
     hook: 'onRequest',
@@ -54,7 +57,7 @@ export async function registerRateLimits(scope: FastifyInstance, options: { redi
     cache: 50_000,
     // When Redis is unreachable, serving without limits beats failing every request.
     skipOnError: true,
-    nameSpace: 'tr-rl:',
+    nameSpace: options.namespace ?? 'tr-rl:',
     ...(options.redis ? { redis: options.redis } : {}),
     keyGenerator: (request) => String(request.auth.apiKeyId),
     errorResponseBuilder: (request, context) =>

@@ -41,8 +41,12 @@ export interface Caller {
   delete(url: string): Promise<LightMyRequestResponse>;
 }
 
-export type TestAppOptions = Partial<Pick<AppDeps, 'mints' | 'solCosts' | 'readinessChecks'>> & {
+export type TestAppOptions = Partial<
+  Pick<AppDeps, 'mints' | 'solCosts' | 'readinessChecks' | 'rateLimitNamespace'>
+> & {
   redis?: Redis;
+  /** A database shared with another app (as two processes share one); otherwise a fresh one. */
+  database?: TestDatabase;
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
   authCacheMs?: number;
@@ -58,14 +62,14 @@ const unavailable = (what: string) => () => {
 
 /** Builds the real app on a fresh PostgreSQL database, with a manual clock. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(randomBytes(32)),
   });
-  const webhookPolicy = { requireHttps: false, allowPrivateNetworks: true };
+  const webhookPolicy = options.config?.webhookPolicy ?? { requireHttps: false, allowPrivateNetworks: true };
   const sender = createWebhookSender(webhookPolicy);
   const app = await buildApp({
     config: {
@@ -84,6 +88,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     redis: options.redis,
+    rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}:`,
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
     mints: options.mints ?? { getMintDecimals: unavailable('the chain') },
     solCosts: options.solCosts ?? { estimate: unavailable('the chain') },
@@ -124,7 +129,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await sender.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
   return testApp;

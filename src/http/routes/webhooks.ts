@@ -14,7 +14,8 @@ import { errorResponses, integerId } from '../schemas/common.ts';
 
 /** At most this many endpoints per integration and mode. */
 export const MAX_WEBHOOK_ENDPOINTS = 10;
-const PING_TIMEOUT_MS = 5_000;
+/** How long the reachability ping waits for any HTTP response (decisions: 5 s). */
+export const PING_TIMEOUT_MS = 5_000;
 
 export const webhookEndpointSchema = z
   .object({
@@ -59,7 +60,13 @@ const createBody = z
 /** `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks/{endpointId}`. */
 export async function webhookRoutes(
   app: FastifyInstance,
-  deps: { webhooks: WebhookStore; sender: WebhookSender; policy: WebhookNetworkPolicy; clock: Clock },
+  deps: {
+    webhooks: WebhookStore;
+    sender: WebhookSender;
+    policy: WebhookNetworkPolicy;
+    clock: Clock;
+    pingTimeoutMs?: number;
+  },
 ) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -102,7 +109,7 @@ export async function webhookRoutes(
           'mh-event-type': 'ping',
           'mh-signature': signatureHeader([secret], timestamp, ping),
         },
-        timeoutMs: PING_TIMEOUT_MS,
+        timeoutMs: deps.pingTimeoutMs ?? PING_TIMEOUT_MS,
       });
       if (result.kind === 'failed') {
         throw new AppError('MH_050', `Webhook URL unreachable: ${result.error}.`, { param: 'url' });

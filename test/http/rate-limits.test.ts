@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { callerFor, createTestApp, type TestApp } from '../helpers/app.ts';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('rate limits in process', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  test('each response carries RateLimit headers; request 31 of GET /webhooks is MH_004 with Retry-After', async () => {
+    const caller = await t.newCaller();
+    for (let index = 1; index <= 30; index++) {
+      const response = await caller.get('/api/v1/webhooks');
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.headers['ratelimit-limit'], '30');
+      assert.equal(response.headers['ratelimit-remaining'], String(30 - index));
+      const reset = Number(response.headers['ratelimit-reset']);
+      assert.ok(reset > 0 && reset <= 60, `reset ${reset}`);
+    }
+    const limited = await caller.get('/api/v1/webhooks');
+    assert.equal(limited.statusCode, 429);
+    const body = limited.json();
+    assert.equal(body.error.code, 'MH_004');
+    assert.equal(body.error.requestId, limited.headers['x-request-id']);
+    assert.match(body.error.message, /30 requests per 60 s exceeded for GET \/api\/v1\/webhooks/);
+    const retryAfter = Number(limited.headers['retry-after']);
+    assert.ok(retryAfter > 0 && retryAfter <= 60);
+    assert.equal(limited.headers['ratelimit-remaining'], '0');
+  });
+
+  test('limits are per endpoint and per key', async () => {
+    const caller = await t.newCaller();
+    for (let index = 0; index < 30; index++) await caller.get('/api/v1/usage');
+    assert.equal((await caller.get('/api/v1/usage')).statusCode, 429);
+    assert.equal(
+      (await caller.get('/api/v1/webhooks')).statusCode,
+      200,
+      'another endpoint has its own budget',
+    );
+    const sibling = callerFor(t.app, caller.integrationId, await t.createKey(caller.integrationId));
+    assert.equal((await sibling.get('/api/v1/usage')).statusCode, 200, 'another key has its own budget');
+  });
+
+  test('the spec numbers apply: GET /transfers/{id} 60, POST /transfers 10', async () => {
+    const caller = await t.newCaller();
+    const get = await caller.get('/api/v1/transfers/1');
+    assert.equal(get.headers['ratelimit-limit'], '60');
+    assert.equal(get.statusCode, 404, 'headers also on error responses');
+    const create = await caller.post('/api/v1/transfers', {});
+    assert.equal(create.headers['ratelimit-limit'], '10');
+    assert.equal(create.statusCode, 400);
+  });
+});
+
+describe('rate limits shared through Redis', () => {
+  let redis: Redis;
+  before(() => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  });
+  after(() => redis.quit());
+
+  test('two processes sharing Redis enforce one budget', async () => {
+    const namespace = `test-rl-${randomBytes(6).toString('hex')}:`;
+    const first = await createTestApp({ redis, rateLimitNamespace: namespace });
+    const second = await createTestApp({ redis, rateLimitNamespace: namespace, database: first.database });
+    try {
+      const caller = await first.newCaller();
+      const onSecond = callerFor(second.app, caller.integrationId, { id: caller.keyId, key: caller.key });
+      for (let index = 0; index < 20; index++)
+        assert.equal((await caller.get('/api/v1/webhooks')).statusCode, 200);
+      for (let index = 0; index < 10; index++) {
+        const response = await onSecond.get('/api/v1/webhooks');
+        assert.equal(response.statusCode, 200);
+        assert.equal(response.headers['ratelimit-remaining'], String(9 - index));
+      }
+      const limited = await onSecond.get('/api/v1/webhooks');
+      assert.equal(limited.statusCode, 429);
+      assert.equal(limited.json().error.code, 'MH_004');
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      assert.equal((await caller.get('/api/v1/webhooks')).statusCode, 429);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+});
