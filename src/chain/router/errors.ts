@@ -1,0 +1,85 @@
+import { isSolanaError, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM } from '@solana/kit';
+
+/**
+ * Custom error codes of the router program, as `Custom(code)` in a failed instruction. The table
+ * mirrors programs/router/errors.h; a test keeps the two identical.
+ */
+export const ROUTER_ERRORS = {
+  6000: { name: 'InvalidInstruction', message: 'unknown instruction or malformed instruction data' },
+  6001: { name: 'NotEnoughAccounts', message: 'fewer accounts than the instruction needs' },
+  6002: { name: 'TooManyAccounts', message: 'more accounts than the instruction accepts' },
+  6003: { name: 'MissingSignature', message: 'a required signer did not sign' },
+  6004: { name: 'AccountNotWritable', message: 'an account the instruction changes is read-only' },
+  6005: { name: 'InvalidAccountOwner', message: 'an account is owned by the wrong program' },
+  6006: { name: 'InvalidPda', message: 'an address does not match its seeds' },
+  6007: { name: 'InvalidAccountData', message: 'an account has the wrong size or type tag' },
+  6008: { name: 'AccountAlreadyInitialized', message: 'an account to create already exists' },
+  6009: { name: 'DuplicateAccount', message: 'the same account was passed twice where that is unsafe' },
+  6010: { name: 'ArithmeticOverflow', message: 'checked arithmetic overflowed' },
+  6011: { name: 'InvalidProgramAccount', message: 'the system, token or router program account is wrong' },
+  6012: { name: 'NotUpgradeAuthority', message: 'config init not signed by the program upgrade authority' },
+  6013: { name: 'NotAdmin', message: 'config update not signed by the admin' },
+  6014: { name: 'InvalidRentSysvar', message: 'the rent sysvar holds a threshold this program cannot apply' },
+  6015: { name: 'InvalidHopCount', message: 'hop count outside 3..10' },
+  6016: { name: 'InvalidFeeParameters', message: 'fee basis points above 10000' },
+  6017: { name: 'InvalidAmount', message: 'zero amount, or nothing left after the percentage fee' },
+  6018: { name: 'InvalidSchedule', message: 'release times or deadline inconsistent' },
+  6019: { name: 'InvalidMint', message: "mint account invalid or not the route's mint" },
+  6020: { name: 'InvalidTokenAccount', message: 'a token account is missing, uninitialised or malformed' },
+  6021: { name: 'InvalidFeeAccount', message: 'a fee account is not the one fixed in the route or config' },
+  6022: { name: 'InvalidRouteParameters', message: 'keeper, recipient or fee wallet is the zero address' },
+  6023: { name: 'HopCountMismatch', message: "the caller's existing hop count differs from the route's" },
+  6024: { name: 'TooManyHops', message: 'more intermediate accounts than the route has hops' },
+  6025: { name: 'RouteNotDeploying', message: 'the route is past deployment' },
+  6026: { name: 'DeploymentIncomplete', message: 'intermediate accounts still missing' },
+  6027: { name: 'InvalidStepAccount', message: 'a step account does not belong to this route and index' },
+  6028: { name: 'InvalidStepIndex', message: 'step index outside the route' },
+  6029: { name: 'InvalidOrchestrator', message: 'orchestrator config missing or of another source' },
+  6030: {
+    name: 'InvalidRecipientAccount',
+    message: "recipient token account not the route's or not the recipient's",
+  },
+  6031: { name: 'NotKeeper', message: "signer is not the route's keeper" },
+  6032: { name: 'RouteNotActive', message: 'the route is not in a state that allows this' },
+  6033: { name: 'ScreeningPending', message: 'the route awaits its screening verdict' },
+  6034: { name: 'RouteFlagged', message: 'screening flagged the route' },
+  6035: { name: 'StepAlreadyExecuted', message: 'the step has already run' },
+  6036: { name: 'StepOutOfOrder', message: 'an earlier step has not run yet' },
+  6037: { name: 'StepNotDue', message: "the step's release time has not come" },
+  6038: { name: 'DeadlinePassed', message: "the route's deadline has passed" },
+  6039: { name: 'WrongSourceAccount', message: "the step's source token account is not the fixed one" },
+  6040: { name: 'WrongDestination', message: "the step's destination is not the fixed next hop" },
+  6041: { name: 'NotSource', message: "signer is not the route's source wallet" },
+  6042: { name: 'RouteSettled', message: 'a settled route cannot be rescued' },
+  6043: { name: 'RouteNotRescuable', message: 'active and before its deadline' },
+  6044: { name: 'RouteNotReclaimable', message: 'rent is reclaimed only after settlement or rescue' },
+  6045: { name: 'UnknownRouteAccount', message: 'an account to close is not a live account of the route' },
+  6046: {
+    name: 'InvalidSourceTokenAccount',
+    message: "rescue destination is not the source's token account",
+  },
+  6047: { name: 'OrchestratorHasOpenRoutes', message: 'routes of this source are still open' },
+  6048: { name: 'NotScreeningAuthority', message: 'signer is not the configured screening authority' },
+  6049: { name: 'ScreeningNotPending', message: 'the route has no pending screening' },
+  6050: { name: 'InvalidVerdict', message: 'verdict is neither verified nor flagged' },
+  6051: { name: 'InvalidConfig', message: 'protocol config missing or malformed' },
+} as const satisfies Record<number, { name: string; message: string }>;
+
+export type RouterErrorCode = keyof typeof ROUTER_ERRORS;
+export type RouterErrorName = (typeof ROUTER_ERRORS)[RouterErrorCode]['name'];
+
+/** Code of a router error by name, for assertions and matching. */
+export const ROUTER_ERROR_CODES = Object.fromEntries(
+  Object.entries(ROUTER_ERRORS).map(([code, { name }]) => [name, Number(code)]),
+) as Record<RouterErrorName, RouterErrorCode>;
+
+/** Name of a router program error code, or undefined when the code is not the router's. */
+export function routerErrorName(code: number): RouterErrorName | undefined {
+  return (ROUTER_ERRORS as Record<number, { name: RouterErrorName }>)[code]?.name;
+}
+
+/** The router error carried by a kit `SolanaError` (a custom instruction error), if any. */
+export function routerErrorFromSolanaError(error: unknown): RouterErrorName | undefined {
+  if (!isSolanaError(error, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return undefined;
+  return routerErrorName(Number(error.context.code));
+}
