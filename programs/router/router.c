@@ -619,6 +619,8 @@ static u64 create_route(Ctx *c) {
   Fees fees;
   TRY(compute_fees(d, &fees));
   TRY(check_schedule(d));
+  TRY(load_clock(c));
+  if (d->deadline_at <= c->clock.unix_timestamp) FAIL(E_INVALID_SCHEDULE, "deadline already passed");
 
   if (!key_eq(mint->owner, &TOKEN_PROGRAM_ID) || account_data_len(mint) != TOKEN_MINT_SIZE ||
       mint->data[TOKEN_MINT_INITIALIZED] != 1) {
@@ -637,6 +639,9 @@ static u64 create_route(Ctx *c) {
   TRY(need_pda(route_seeds, 4, c->in.program_id, route->key));
   const SignerSeed custody_seeds[3] = {{(const u8 *)"custody", 7}, {route->key->x, 32}, {&d->custody_bump, 1}};
   TRY(need_pda(custody_seeds, 3, c->in.program_id, custody->key));
+  if (key_eq(&d->recipient_token, custody->key) || key_eq(&d->recipient, route->key)) {
+    FAIL(E_INVALID_ROUTE_PARAMETERS, "recipient is the route itself");
+  }
 
   u64 deposit = d->screening_required ? cfg->screening_deposit_lamports : 0;
   u64 route_rent, token_rent, route_lamports;
@@ -648,7 +653,6 @@ static u64 create_route(Ctx *c) {
       !add_ok(route_lamports, deposit, &route_lamports)) {
     return E_ARITHMETIC_OVERFLOW;
   }
-  TRY(load_clock(c));
 
   const SignerSeeds route_signer_seeds = {route_seeds, 4};
   const NewAccount new_route = {source, route, route_lamports, ROUTE_SIZE, c->in.program_id, &route_signer_seeds};

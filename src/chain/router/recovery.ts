@@ -1,0 +1,158 @@
+import {
+  type Address,
+  type FetchAccountsConfig,
+  fetchEncodedAccounts,
+  type GetMultipleAccountsApi,
+  type MaybeEncodedAccount,
+  type Rpc,
+} from '@solana/kit';
+import { getTokenDecoder } from '@solana-program/token';
+import {
+  decodeOrchestrator,
+  decodeRoute,
+  decodeStep,
+  type Orchestrator,
+  type Route,
+  type Step,
+  TOKEN_ACCOUNT_SIZE,
+} from './accounts.ts';
+import { findRouteAddresses } from './pda.ts';
+import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
+
+/*
+ * What a route's rescue or rent reclaim would return, computed from the accounts on chain (the
+ * same rules the program applies), for the API's `recovery` object and the bundles' totals.
+ */
+
+/** Reads accounts in one batch, in order; kit's `fetchEncodedAccounts` has this shape. */
+export type AccountReader = (addresses: Address[]) => Promise<readonly MaybeEncodedAccount[]>;
+
+/** An AccountReader over an RPC connection. */
+export function rpcAccountReader(
+  rpc: Rpc<GetMultipleAccountsApi>,
+  config?: FetchAccountsConfig,
+): AccountReader {
+  return (addresses) => fetchEncodedAccounts(rpc, addresses, config);
+}
+
+export interface RouteSnapshot {
+  routeAddress: Address;
+  route: { lamports: bigint; data: Route } | null;
+  /** Custody and intermediate token accounts that exist. */
+  tokenAccounts: { address: Address; lamports: bigint; amount: bigint }[];
+  /** Step states that exist. */
+  steps: { address: Address; lamports: bigint; data: Step }[];
+  orchestrator: { address: Address; lamports: bigint; data: Orchestrator } | null;
+  keeper: { address: Address; lamports: bigint };
+}
+
+const tokenDecoder = getTokenDecoder();
+
+/** Reads every account of a route (two batched reads: the route names its intermediate accounts). */
+export async function readRouteSnapshot(
+  read: AccountReader,
+  input: { source: Address; routeId: bigint; hopCount: number; keeper: Address },
+  programAddress: Address = ROUTER_PROGRAM_ADDRESS,
+): Promise<RouteSnapshot> {
+  const addresses = await findRouteAddresses(input, programAddress);
+  const stepAddresses = addresses.steps.map(([a]) => a);
+  const [routeAccount, orchestratorAccount, keeperAccount, custodyAccount, ...stepAccounts] = await read([
+    addresses.route[0],
+    addresses.orchestrator[0],
+    input.keeper,
+    addresses.custody[0],
+    ...stepAddresses,
+  ]);
+  const owned = (a: MaybeEncodedAccount | undefined) =>
+    a?.exists && a.programAddress === programAddress ? a : undefined;
+  const routeOwned = owned(routeAccount);
+  const route = routeOwned ? { lamports: routeOwned.lamports, data: decodeRoute(routeOwned.data) } : null;
+  const hopAccounts = route && route.data.hops.length > 0 ? await read(route.data.hops) : [];
+  const tokenAccounts = [custodyAccount, ...hopAccounts].flatMap((a) =>
+    a?.exists && a.data.length === TOKEN_ACCOUNT_SIZE
+      ? [{ address: a.address, lamports: a.lamports, amount: tokenDecoder.decode(a.data).amount }]
+      : [],
+  );
+  const steps = stepAccounts.flatMap((a) => {
+    const s = owned(a);
+    return s ? [{ address: s.address, lamports: s.lamports, data: decodeStep(s.data) }] : [];
+  });
+  const orchestratorOwned = owned(orchestratorAccount);
+  return {
+    routeAddress: addresses.route[0],
+    route,
+    tokenAccounts,
+    steps,
+    orchestrator: orchestratorOwned
+      ? {
+          address: orchestratorOwned.address,
+          lamports: orchestratorOwned.lamports,
+          data: decodeOrchestrator(orchestratorOwned.data),
+        }
+      : null,
+    keeper: { address: input.keeper, lamports: keeperAccount?.exists ? keeperAccount.lamports : 0n },
+  };
+}
+
+export type RecoveryAccountKind = 'route_pda' | 'step_state' | 'orchestrator_config' | 'keeper' | 'ata';
+
+export interface RecoveryAccount {
+  kind: RecoveryAccountKind;
+  address: Address;
+  lamports: bigint;
+}
+
+export interface RecoveryFigures {
+  /** The program would accept a Rescue of this route now. */
+  canRescue: boolean;
+  rescuableTokens: bigint;
+  rescuableLamports: bigint;
+  rescuableAccounts: RecoveryAccount[];
+  /** The program would accept a Reclaim now (or only the orchestrator and keeper are left). */
+  canReclaimRent: boolean;
+  reclaimableLamports: bigint;
+  reclaimableStepCount: number;
+  reclaimableAccounts: RecoveryAccount[];
+}
+
+const sum = (accounts: readonly RecoveryAccount[]) => accounts.reduce((total, a) => total + a.lamports, 0n);
+
+/** Rescuable and reclaimable amounts of a route at unix time `now`, from a snapshot. */
+export function computeRecovery(snapshot: RouteSnapshot, now: bigint): RecoveryFigures {
+  const route = snapshot.route?.data;
+  const accounts: RecoveryAccount[] = [];
+  if (snapshot.route) {
+    accounts.push({ kind: 'route_pda', address: snapshot.routeAddress, lamports: snapshot.route.lamports });
+  }
+  for (const s of snapshot.steps)
+    accounts.push({ kind: 'step_state', address: s.address, lamports: s.lamports });
+  for (const t of snapshot.tokenAccounts)
+    accounts.push({ kind: 'ata', address: t.address, lamports: t.lamports });
+  const o = snapshot.orchestrator;
+  if (o && o.data.openRoutes - (route?.inOrchestrator ? 1 : 0) === 0) {
+    accounts.push({ kind: 'orchestrator_config', address: o.address, lamports: o.lamports });
+  }
+  if (snapshot.keeper.lamports > 0n) {
+    accounts.push({ kind: 'keeper', address: snapshot.keeper.address, lamports: snapshot.keeper.lamports });
+  }
+  const lamports = sum(accounts);
+  const tokens = snapshot.tokenAccounts.reduce((total, t) => total + t.amount, 0n);
+  const status = route?.status;
+  const rescuable =
+    status === 'deploying' ||
+    status === 'failed' ||
+    status === 'flagged' ||
+    status === 'rescued' ||
+    (status === 'active' && route !== undefined && now > route.deadlineAt);
+  const reclaimable = status === 'settled' || status === 'rescued' || (route === undefined && lamports > 0n);
+  return {
+    canRescue: rescuable && lamports > 0n,
+    rescuableTokens: rescuable ? tokens : 0n,
+    rescuableLamports: rescuable ? lamports : 0n,
+    rescuableAccounts: rescuable ? accounts : [],
+    canReclaimRent: reclaimable && lamports > 0n,
+    reclaimableLamports: reclaimable ? lamports : 0n,
+    reclaimableStepCount: reclaimable ? snapshot.steps.length : 0,
+    reclaimableAccounts: reclaimable ? accounts : [],
+  };
+}

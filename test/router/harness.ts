@@ -1,0 +1,443 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import {
+  type Address,
+  appendTransactionMessageInstructions,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getAddressEncoder,
+  getProgramDerivedAddress,
+  getTransactionEncoder,
+  type Instruction,
+  type KeyPairSigner,
+  lamports,
+  type ProgramDerivedAddress,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  signTransactionMessageWithSigners,
+  type Transaction,
+  type TransactionSigner,
+} from '@solana/kit';
+import { getCreateAccountInstruction } from '@solana-program/system';
+import {
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getInitializeMint2Instruction,
+  getMintDecoder,
+  getMintSize,
+  getMintToInstruction,
+  getTokenDecoder,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token';
+import { Clock, type FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
+import { decodeOrchestrator, decodeRoute, decodeStep, type Route } from '../../src/chain/router/accounts.ts';
+import { planDeployment } from '../../src/chain/router/bundle.ts';
+import { ROUTER_ERROR_CODES, type RouterErrorName, routerErrorName } from '../../src/chain/router/errors.ts';
+import {
+  BPF_LOADER_UPGRADEABLE_ADDRESS,
+  getInitConfigInstruction,
+  type RouteTerms,
+} from '../../src/chain/router/instructions.ts';
+import { findConfigPda, findRouteAddresses, type RouteAddresses } from '../../src/chain/router/pda.ts';
+import {
+  ROUTER_PROGRAM_ADDRESS,
+  type RouterProgramVariant,
+  routerProgramPath,
+} from '../../src/chain/router/program.ts';
+
+/*
+ * A LiteSVM chain with the router program (either SBPF variant), an SPL mint, the platform's and
+ * integrator's wallets and fee accounts, and the protocol config; transactions are built and signed
+ * the way a wallet does with @solana/kit. It tracks every account it creates so tests can check
+ * conservation: no lamport or token appears or disappears except transaction fees.
+ */
+
+export const T0 = 1_767_225_600n; // 2026-01-01T00:00:00Z
+export const SOURCE_TOKENS = 1_000_000_000_000n;
+export const SCREENING_DEPOSIT = 2_000_000n;
+export const MAX_TX_SIZE = 1232;
+const SIGNATURE_FEE = 5000n;
+const WALLET_LAMPORTS = 100_000_000_000n;
+
+export type SendResult =
+  | {
+      ok: true;
+      meta: TransactionMetadata;
+      size: number;
+      computeUnits: bigint;
+      returnData: Uint8Array;
+      logs: string[];
+    }
+  | {
+      ok: false;
+      meta: TransactionMetadata;
+      size: number;
+      error: string;
+      customCode?: number;
+      logs: string[];
+    };
+
+export interface Wallets {
+  admin: KeyPairSigner;
+  source: KeyPairSigner;
+  keeper: KeyPairSigner;
+  screener: KeyPairSigner;
+  platform: KeyPairSigner;
+  integrator: KeyPairSigner;
+  recipient: KeyPairSigner;
+  stranger: KeyPairSigner;
+}
+
+export interface RouterEnv {
+  svm: LiteSVM;
+  variant: RouterProgramVariant;
+  wallets: Wallets;
+  mint: Address;
+  config: ProgramDerivedAddress;
+  programData: Address;
+  tokens: { source: Address; platformFee: Address; integratorFee: Address; recipient: Address };
+  /** Lamports paid as transaction fees since the environment was created. */
+  fees(): bigint;
+  track(...addresses: Address[]): void;
+  send(
+    payer: TransactionSigner,
+    instructions: Instruction[],
+    options?: { legacy?: boolean },
+  ): Promise<SendResult>;
+  sendSigned(transaction: Transaction): SendResult;
+  lamports(address: Address): bigint;
+  tokenBalance(address: Address): bigint;
+  exists(address: Address): boolean;
+  route(address: Address): Route;
+  now(): bigint;
+  setTime(unix: bigint): void;
+  /** Asserts that tracked lamports plus fees and all tokens of the mint are what they were. */
+  assertConserved(): void;
+}
+
+async function programDataAddress(): Promise<Address> {
+  const [address] = await getProgramDerivedAddress({
+    programAddress: BPF_LOADER_UPGRADEABLE_ADDRESS,
+    seeds: [getAddressEncoder().encode(ROUTER_PROGRAM_ADDRESS)],
+  });
+  return address;
+}
+
+/** Records `authority` as the program's upgrade authority (LiteSVM deploys without one). */
+export function setUpgradeAuthority(svm: LiteSVM, programData: Address, authority: Address) {
+  const account = svm.getAccount(programData);
+  assert.ok(account.exists, 'program data account');
+  const data = new Uint8Array(account.data);
+  data[12] = 1;
+  data.set(getAddressEncoder().encode(authority), 13);
+  svm.setAccount({ ...account, data });
+}
+
+function describeResult(svm: LiteSVM, result: TransactionMetadata | FailedTransactionMetadata, size: number) {
+  svm.expireBlockhash();
+  if (!('err' in result)) {
+    return {
+      ok: true as const,
+      meta: result,
+      size,
+      computeUnits: result.computeUnitsConsumed(),
+      returnData: new Uint8Array(result.returnData().data()),
+      logs: result.logs(),
+    };
+  }
+  const err = result.err();
+  let customCode: number | undefined;
+  if ('index' in err && typeof err.err === 'function') {
+    const inner = err.err();
+    if (typeof inner === 'object' && 'code' in inner) customCode = inner.code;
+  }
+  return {
+    ok: false as const,
+    meta: result.meta(),
+    size,
+    error: err.toString(),
+    customCode,
+    logs: result.meta().logs(),
+  };
+}
+
+/** A fresh chain with the router program of `variant`, config initialised. */
+export async function createRouterEnv(variant: RouterProgramVariant): Promise<RouterEnv> {
+  const svm = new LiteSVM();
+  svm.addProgram(ROUTER_PROGRAM_ADDRESS, readFileSync(routerProgramPath(variant)));
+  svm.setClock(new Clock(1000n, T0, 0n, 0n, T0));
+  const signers = await Promise.all(Array.from({ length: 9 }, () => generateKeyPairSigner()));
+  const [admin, source, keeper, screener, platform, integrator, recipient, stranger, mintSigner] =
+    signers as [KeyPairSigner, ...KeyPairSigner[]] as KeyPairSigner[];
+  const wallets: Wallets = {
+    admin: admin!,
+    source: source!,
+    keeper: keeper!,
+    screener: screener!,
+    platform: platform!,
+    integrator: integrator!,
+    recipient: recipient!,
+    stranger: stranger!,
+  };
+  for (const wallet of Object.values(wallets)) svm.airdrop(wallet.address, lamports(WALLET_LAMPORTS));
+  const programData = await programDataAddress();
+  setUpgradeAuthority(svm, programData, wallets.admin.address);
+
+  const tracked = new Set<Address>(Object.values(wallets).map((w) => w.address));
+  let fees = 0n;
+  let slot = 1000n;
+
+  const sendSigned = (transaction: Transaction): SendResult => {
+    const size = getTransactionEncoder().encode(transaction).length;
+    const result = describeResult(svm, svm.sendTransaction(transaction), size);
+    // A processed transaction pays its signature fees whether or not it succeeds.
+    fees += SIGNATURE_FEE * BigInt(Object.keys(transaction.signatures).length);
+    return result;
+  };
+  const send = async (
+    payer: TransactionSigner,
+    instructions: Instruction[],
+    options: { legacy?: boolean } = {},
+  ) => {
+    const message = pipe(
+      createTransactionMessage({ version: options.legacy ? 'legacy' : 0 }),
+      (m) => setTransactionMessageFeePayerSigner(payer, m),
+      (m) => svm.setTransactionMessageLifetimeUsingLatestBlockhash(m),
+      (m) => appendTransactionMessageInstructions(instructions, m),
+    );
+    return sendSigned(await signTransactionMessageWithSigners(message));
+  };
+  const mustSend = async (payer: TransactionSigner, instructions: Instruction[]) => {
+    const result = await send(payer, instructions);
+    assert.ok(result.ok, result.ok ? '' : `${result.error}\n${result.logs.join('\n')}`);
+  };
+
+  const mint = mintSigner!.address;
+  const mintSize = BigInt(getMintSize());
+  await mustSend(wallets.admin, [
+    getCreateAccountInstruction({
+      payer: wallets.admin,
+      newAccount: mintSigner!,
+      lamports: svm.minimumBalanceForRentExemption(mintSize),
+      space: mintSize,
+      programAddress: TOKEN_PROGRAM_ADDRESS,
+    }),
+    getInitializeMint2Instruction({ mint, decimals: 6, mintAuthority: wallets.admin.address }),
+  ]);
+  const ata = async (owner: Address) =>
+    (await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
+  const tokens = {
+    source: await ata(wallets.source.address),
+    platformFee: await ata(wallets.platform.address),
+    integratorFee: await ata(wallets.integrator.address),
+    recipient: await ata(wallets.recipient.address),
+  };
+  await mustSend(wallets.admin, [
+    ...[wallets.source, wallets.platform, wallets.integrator].map((owner, i) =>
+      getCreateAssociatedTokenIdempotentInstruction({
+        payer: wallets.admin,
+        owner: owner.address,
+        mint,
+        ata: [tokens.source, tokens.platformFee, tokens.integratorFee][i]!,
+      }),
+    ),
+    getMintToInstruction({ mint, token: tokens.source, mintAuthority: wallets.admin, amount: SOURCE_TOKENS }),
+  ]);
+  const config = await findConfigPda();
+  await mustSend(wallets.admin, [
+    getInitConfigInstruction({
+      admin: wallets.admin,
+      config,
+      programData,
+      screeningAuthority: wallets.screener.address,
+      platformWallet: wallets.platform.address,
+      screeningDepositLamports: SCREENING_DEPOSIT,
+    }),
+  ]);
+  for (const a of [mint, config[0], ...Object.values(tokens)]) tracked.add(a);
+
+  const lamportsOf = (address: Address) => svm.getBalance(address) ?? 0n;
+  const totalLamports = () => [...tracked].reduce((total, a) => total + lamportsOf(a), 0n);
+  const baselineLamports = totalLamports() + fees;
+  const tokenDecoder = getTokenDecoder();
+  const allTokens = () =>
+    svm
+      .getProgramAccounts(TOKEN_PROGRAM_ADDRESS)
+      .filter((a) => a.data.length === 165)
+      .map((a) => tokenDecoder.decode(a.data))
+      .filter((t) => t.mint === mint)
+      .reduce((total, t) => total + t.amount, 0n);
+
+  return {
+    svm,
+    variant,
+    wallets,
+    mint,
+    config,
+    programData,
+    tokens,
+    fees: () => fees,
+    track: (...addresses) => {
+      for (const a of addresses) tracked.add(a);
+    },
+    send,
+    sendSigned,
+    lamports: lamportsOf,
+    tokenBalance(address) {
+      const account = svm.getAccount(address);
+      return account.exists ? tokenDecoder.decode(account.data).amount : 0n;
+    },
+    exists: (address) => svm.getAccount(address).exists,
+    route(address) {
+      const account = svm.getAccount(address);
+      assert.ok(account.exists, `route ${address} exists`);
+      return decodeRoute(account.data);
+    },
+    now: () => svm.getClock().unixTimestamp,
+    setTime(unix) {
+      slot += 1n;
+      svm.setClock(new Clock(slot, T0, 0n, 0n, unix));
+    },
+    assertConserved() {
+      assert.equal(totalLamports() + fees, baselineLamports, 'lamports conserved (tracked accounts + fees)');
+      const mintAccount = svm.getAccount(mint);
+      assert.ok(mintAccount.exists);
+      const supply = getMintDecoder().decode(mintAccount.data).supply;
+      assert.equal(supply, SOURCE_TOKENS, 'no tokens minted or burned');
+      assert.equal(allTokens(), supply, 'every token of the mint is in a token account');
+    },
+  };
+}
+
+/** Asserts success and returns the result's figures. */
+export function expectOk(result: SendResult): Extract<SendResult, { ok: true }> {
+  assert.ok(result.ok, result.ok ? '' : `expected success, got ${result.error}\n${result.logs.join('\n')}`);
+  return result;
+}
+
+/** Asserts the transaction failed with the router error `name`. */
+export function expectRouterError(result: SendResult, name: RouterErrorName) {
+  assert.ok(!result.ok, `expected ${name}, but the transaction succeeded`);
+  assert.equal(
+    result.customCode === undefined ? result.error : routerErrorName(result.customCode),
+    name,
+    `expected ${name} (${ROUTER_ERROR_CODES[name]})\n${result.logs.join('\n')}`,
+  );
+}
+
+export interface RouteOptions {
+  hopCount: number;
+  amount?: bigint;
+  routeId?: bigint;
+  percentFeeBps?: number;
+  integratorShareBps?: number;
+  flatFeePerHopLamports?: bigint;
+  intervalSecs?: number;
+  firstReleaseDelay?: bigint;
+  deadlineDelay?: bigint;
+  screeningRequired?: boolean;
+  keeperFundingLamports?: bigint;
+}
+
+export interface RouteFixture {
+  terms: RouteTerms;
+  addresses: RouteAddresses;
+  routeAddress: Address;
+  hops: KeyPairSigner[];
+  /** Every account the route involves, in the order the program numbers them. */
+  holders: Address[];
+}
+
+/** Terms and addresses of a route before anything is sent. */
+export async function prepareRoute(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
+  const routeId = options.routeId ?? 1n;
+  const now = env.now();
+  const intervalSecs = options.intervalSecs ?? 60;
+  const firstReleaseAt = now + (options.firstReleaseDelay ?? 60n);
+  const terms: RouteTerms = {
+    routeId,
+    hopCount: options.hopCount,
+    amount: options.amount ?? 123_456_789n,
+    percentFeeBps: options.percentFeeBps ?? 100,
+    integratorShareBps: options.integratorShareBps ?? 3000,
+    flatFeePerHopLamports: options.flatFeePerHopLamports ?? 10_000n,
+    firstReleaseAt,
+    intervalSecs,
+    deadlineAt:
+      firstReleaseAt + BigInt(intervalSecs * (options.hopCount - 1)) + (options.deadlineDelay ?? 3600n),
+    keeper: env.wallets.keeper.address,
+    recipient: env.wallets.recipient.address,
+    recipientToken: env.tokens.recipient,
+    integratorWallet: env.wallets.integrator.address,
+    screeningRequired: options.screeningRequired ?? false,
+  };
+  const addresses = await findRouteAddresses({
+    source: env.wallets.source.address,
+    routeId,
+    hopCount: options.hopCount,
+  });
+  const hops = await Promise.all(Array.from({ length: options.hopCount - 1 }, () => generateKeyPairSigner()));
+  env.track(
+    addresses.route[0],
+    addresses.custody[0],
+    addresses.orchestrator[0],
+    ...addresses.steps.map(([a]) => a),
+    ...hops.map((h) => h.address),
+  );
+  return {
+    terms,
+    addresses,
+    routeAddress: addresses.route[0],
+    hops,
+    holders: [addresses.custody[0], ...hops.map((h) => h.address), env.tokens.recipient],
+  };
+}
+
+/** Sends the whole deployment bundle in the API's order, checking every transaction's size. */
+export async function deployRoute(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
+  const fixture = await prepareRoute(env, options);
+  const plan = planDeployment({
+    source: env.wallets.source,
+    keeper: env.wallets.keeper.address,
+    keeperFundingLamports: options.keeperFundingLamports ?? 1_000_000n,
+    terms: fixture.terms,
+    mint: env.mint,
+    sourceToken: env.tokens.source,
+    config: env.config[0],
+    platformFeeToken: env.tokens.platformFee,
+    integratorFeeToken: env.tokens.integratorFee,
+    addresses: fixture.addresses,
+    hopSigners: fixture.hops,
+    onChain: {
+      keeperFunded: false,
+      route: null,
+      orchestratorExists: env.exists(fixture.addresses.orchestrator[0]),
+    },
+  });
+  const groups = [
+    ...(plan.keeperFunding ? [{ instructions: plan.keeperFunding, legacy: false }] : []),
+    ...plan.routeInit.map((instructions) => ({ instructions, legacy: false })),
+    ...(plan.orchestratorInit ? [{ instructions: plan.orchestratorInit, legacy: true }] : []),
+    ...plan.sessionInit.map((instructions) => ({ instructions, legacy: false })),
+  ];
+  for (const group of groups) {
+    const result = expectOk(await env.send(env.wallets.source, group.instructions, { legacy: group.legacy }));
+    assert.ok(result.size <= MAX_TX_SIZE, `transaction of ${result.size} bytes`);
+    env.assertConserved();
+  }
+  return fixture;
+}
+
+/** Decodes an orchestrator account. */
+export function readOrchestrator(env: RouterEnv, address: Address) {
+  const account = env.svm.getAccount(address);
+  assert.ok(account.exists);
+  return decodeOrchestrator(account.data);
+}
+
+/** Decodes a step account. */
+export function readStep(env: RouterEnv, address: Address) {
+  const account = env.svm.getAccount(address);
+  assert.ok(account.exists);
+  return decodeStep(account.data);
+}
