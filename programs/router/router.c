@@ -290,6 +290,7 @@ typedef struct {
 static u64 create_account(const NewAccount *n) {
   const AccountInfo infos[2] = {fresh(n->payer), fresh(n->target)};
   const AccountMeta both[2] = {{n->payer->key, true, true}, {n->target->key, true, true}};
+  const AccountMeta fund[2] = {{n->payer->key, true, true}, {n->target->key, true, false}};
   const AccountMeta one[1] = {{n->target->key, true, true}};
   u8 data[52];
   Cpi cpi = {&SYSTEM_PROGRAM_ID, both, 2, data, 52, infos, 2, n->signer};
@@ -302,6 +303,7 @@ static u64 create_account(const NewAccount *n) {
   }
   put_u32(data, 2); /* Transfer */
   put_u64(data + 4, n->lamports);
+  cpi.metas = fund;
   cpi.data_len = 12;
   cpi.signer = NULL;
   TRY(invoke(&cpi));
@@ -742,7 +744,6 @@ static u64 init_steps(Ctx *c) {
   TRY(need_signer(source));
   TRY(need_writable(source));
   TRY(need_key(&c->in.accounts[4], &SYSTEM_PROGRAM_ID, E_INVALID_PROGRAM_ACCOUNT));
-  if (r->status != STATUS_DEPLOYING) FAIL(E_ROUTE_NOT_DEPLOYING, "route is past deployment");
   if (r->hops_registered != r->hop_count - 1) FAIL(E_DEPLOYMENT_INCOMPLETE, "intermediate accounts missing");
   Orchestrator *o;
   TRY(load_orchestrator(c, orchestrator, &r->source, &o));
@@ -763,6 +764,8 @@ static u64 init_steps(Ctx *c) {
       }
       continue;
     }
+    /* A re-sent session transaction is a no-op; creating steps is for deployment only. */
+    if (r->status != STATUS_DEPLOYING) FAIL(E_ROUTE_NOT_DEPLOYING, "route is past deployment");
     TRY(need_writable(step));
     TRY(need_empty(step));
     const SignerSeed seeds[4] = {{(const u8 *)"step", 4}, {route->key->x, 32}, {index, 1}, {bump, 1}};
@@ -781,6 +784,7 @@ static u64 init_steps(Ctx *c) {
     s->bump = *bump;
     r->steps_live |= (u16)(1u << *index);
   }
+  if (r->status != STATUS_DEPLOYING) return SUCCESS;
   if (!r->in_orchestrator) {
     if (o->open_routes == 0xffffffffu) return E_ARITHMETIC_OVERFLOW;
     o->open_routes += 1;

@@ -109,6 +109,8 @@ export interface RouterEnv {
   tokenBalance(address: Address): bigint;
   exists(address: Address): boolean;
   route(address: Address): Route;
+  /** The route at `address`, or null when no route account is there. */
+  routeOrNull(address: Address): Route | null;
   now(): bigint;
   setTime(unix: bigint): void;
   /** Asserts that tracked lamports plus fees and all tokens of the mint are what they were. */
@@ -146,11 +148,12 @@ function describeResult(svm: LiteSVM, result: TransactionMetadata | FailedTransa
     };
   }
   const err = result.err();
-  let customCode: number | undefined;
-  if ('index' in err && typeof err.err === 'function') {
-    const inner = err.err();
-    if (typeof inner === 'object' && 'code' in inner) customCode = inner.code;
-  }
+  // Instruction errors carry the failing instruction's error; custom ones carry a numeric code.
+  const inner = (err as { err?: () => unknown }).err?.();
+  const customCode =
+    typeof inner === 'object' && inner !== null && 'code' in inner
+      ? Number((inner as { code: number }).code)
+      : undefined;
   return {
     ok: false as const,
     meta: result.meta(),
@@ -179,7 +182,10 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
     recipient: recipient!,
     stranger: stranger!,
   };
-  for (const wallet of Object.values(wallets)) svm.airdrop(wallet.address, lamports(WALLET_LAMPORTS));
+  // The keeper starts empty: the deployment bundle funds it.
+  for (const wallet of Object.values(wallets)) {
+    if (wallet !== wallets.keeper) svm.airdrop(wallet.address, lamports(WALLET_LAMPORTS));
+  }
   const programData = await programDataAddress();
   setUpgradeAuthority(svm, programData, wallets.admin.address);
 
@@ -199,8 +205,17 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
     instructions: Instruction[],
     options: { legacy?: boolean } = {},
   ) => {
+    if (options.legacy) {
+      const legacy = pipe(
+        createTransactionMessage({ version: 'legacy' }),
+        (m) => setTransactionMessageFeePayerSigner(payer, m),
+        (m) => svm.setTransactionMessageLifetimeUsingLatestBlockhash(m),
+        (m) => appendTransactionMessageInstructions(instructions, m),
+      );
+      return sendSigned(await signTransactionMessageWithSigners(legacy));
+    }
     const message = pipe(
-      createTransactionMessage({ version: options.legacy ? 'legacy' : 0 }),
+      createTransactionMessage({ version: 0 }),
       (m) => setTransactionMessageFeePayerSigner(payer, m),
       (m) => svm.setTransactionMessageLifetimeUsingLatestBlockhash(m),
       (m) => appendTransactionMessageInstructions(instructions, m),
@@ -292,6 +307,12 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
       const account = svm.getAccount(address);
       assert.ok(account.exists, `route ${address} exists`);
       return decodeRoute(account.data);
+    },
+    routeOrNull(address) {
+      const account = svm.getAccount(address);
+      return account.exists && account.programAddress === ROUTER_PROGRAM_ADDRESS
+        ? decodeRoute(account.data)
+        : null;
     },
     now: () => svm.getClock().unixTimestamp,
     setTime(unix) {
