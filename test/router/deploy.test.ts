@@ -45,7 +45,9 @@ import {
 function createRouteInstruction(
   env: RouterEnv,
   fixture: RouteFixture,
-  overrides: Partial<Parameters<typeof getCreateRouteInstruction>[0]> & { terms?: Partial<RouteTerms> } = {},
+  overrides: Partial<Omit<Parameters<typeof getCreateRouteInstruction>[0], 'terms'>> & {
+    terms?: Partial<RouteTerms>;
+  } = {},
 ): Instruction {
   const { terms, ...rest } = overrides;
   return getCreateRouteInstruction({
