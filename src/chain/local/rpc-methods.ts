@@ -1,0 +1,574 @@
+// The JSON-RPC methods of the local endpoint, written as a plain table (method name -> handler)
+// because each one is a thin translation between a validator's request/response shapes and the
+// ledger. Parameter checks and error codes follow what Agave validators answer.
+import { crc32 } from 'node:zlib';
+import { decodeBase58, decodeBase58Exact, encodeBase58 } from '../base58.ts';
+import { keyOf } from '../keys.ts';
+import {
+  isMintData,
+  isTokenAccountData,
+  readMint,
+  readTokenAccount,
+  TOKEN_2022_PROGRAM,
+  TOKEN_PROGRAM,
+  uiAmountString,
+} from '../spl.ts';
+import {
+  type AccountPatch,
+  type EpochInfo,
+  type Ledger,
+  LedgerInputError,
+  SLOTS_PER_EPOCH,
+  type SubmitOutcome,
+  type TokenAccountPatch,
+} from './ledger.ts';
+import {
+  accountEncoding,
+  dataSlice,
+  encodeAccount,
+  encodeInnerInstructions,
+  encodeTransaction,
+  invalidParams,
+  RpcError,
+  statusOf,
+  type TransactionEncoding,
+  u64,
+} from './rpc-json.ts';
+import { PACKET_DATA_SIZE, parseWireMessage, WireFormatError } from './wire.ts';
+
+/** The Agave version LiteSVM embeds, reported as the node's version. */
+export const SOLANA_CORE_VERSION = '4.3.0';
+const FEATURE_SET = crc32(`litesvm-1.5.0/agave-${SOLANA_CORE_VERSION}`);
+const MAX_BASE58_TX_SIZE = 1683;
+const MAX_BASE64_TX_SIZE = 1644;
+const MAX_MULTIPLE_ACCOUNTS = 100;
+const MAX_SIGNATURE_STATUSES = 256;
+
+/** A method handler: params in, JSON-ready result (or a promise of it) out. */
+export type RpcHandler = (params: unknown[], ledger: Ledger) => unknown;
+
+type Config = Record<string, unknown>;
+
+function config(params: unknown[], index: number): Config {
+  const value = params[index];
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw invalidParams('Invalid params: expected a config object');
+  return value as Config;
+}
+
+/** Checks `minContextSlot` and returns the slot a response's context carries. */
+function contextSlot(ledger: Ledger, cfg: Config): number {
+  const slot = ledger.slot();
+  const min = cfg.minContextSlot;
+  if (min !== undefined && min !== null) {
+    if (typeof min !== 'number' && typeof min !== 'bigint')
+      throw invalidParams('Invalid param: minContextSlot');
+    if (BigInt(min) > BigInt(slot)) {
+      throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: slot });
+    }
+  }
+  return slot;
+}
+
+function withContext(slot: number, value: unknown) {
+  return { context: { apiVersion: SOLANA_CORE_VERSION, slot }, value };
+}
+
+function pubkey(value: unknown): Uint8Array {
+  if (typeof value !== 'string') throw invalidParams('Invalid params: expected a base58 pubkey string');
+  const raw = decodeBase58(value);
+  if (!raw) throw invalidParams('Invalid param: Invalid');
+  if (raw.length !== 32) throw invalidParams('Invalid param: WrongSize');
+  return raw;
+}
+
+function signature(value: unknown): string {
+  if (typeof value !== 'string' || !decodeBase58Exact(value, 64))
+    throw invalidParams('Invalid param: Invalid');
+  return value;
+}
+
+function integer(value: unknown, what: string): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  throw invalidParams(`Invalid params: ${what} must be an integer`);
+}
+
+function epochInfoJson(info: EpochInfo) {
+  return {
+    absoluteSlot: info.absoluteSlot,
+    blockHeight: info.blockHeight,
+    epoch: info.epoch,
+    slotIndex: info.slotIndex,
+    slotsInEpoch: info.slotsInEpoch,
+    transactionCount: info.transactionCount,
+  };
+}
+
+function decodeTransactionParam(value: unknown, cfg: Config): Uint8Array {
+  if (typeof value !== 'string')
+    throw invalidParams('Invalid params: expected an encoded transaction string');
+  const encoding = cfg.encoding ?? 'base58';
+  const type = 'solana_transaction::versioned::VersionedTransaction';
+  let bytes: Uint8Array | null;
+  if (encoding === 'base58') {
+    if (value.length > MAX_BASE58_TX_SIZE) {
+      throw invalidParams(
+        `base58 encoded ${type} too large: ${value.length} bytes (max: encoded/raw ${MAX_BASE58_TX_SIZE}/${PACKET_DATA_SIZE})`,
+      );
+    }
+    bytes = decodeBase58(value);
+    if (!bytes) throw invalidParams('invalid base58 encoding: InvalidCharacter');
+  } else if (encoding === 'base64') {
+    if (value.length > MAX_BASE64_TX_SIZE) {
+      throw invalidParams(
+        `base64 encoded ${type} too large: ${value.length} bytes (max: encoded/raw ${MAX_BASE64_TX_SIZE}/${PACKET_DATA_SIZE})`,
+      );
+    }
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0)
+      throw invalidParams('invalid base64 encoding: InvalidByte');
+    bytes = Buffer.from(value, 'base64');
+  } else {
+    throw invalidParams(`unsupported encoding: ${String(encoding)}. Supported encodings: base58, base64`);
+  }
+  if (bytes.length > PACKET_DATA_SIZE) {
+    throw invalidParams(`decoded ${type} too large: ${bytes.length} bytes (max: ${PACKET_DATA_SIZE} bytes)`);
+  }
+  return bytes;
+}
+
+function wireError(error: unknown): never {
+  if (error instanceof WireFormatError) {
+    throw invalidParams(
+      `failed to deserialize solana_transaction::versioned::VersionedTransaction: ${error.message}`,
+    );
+  }
+  throw error;
+}
+
+function simulationFailure(outcome: Extract<SubmitOutcome, { kind: 'rejected' }>): RpcError {
+  return new RpcError(-32002, `Transaction simulation failed: ${outcome.error.message}`, {
+    accounts: null,
+    err: outcome.error.json,
+    fee: null,
+    innerInstructions: null,
+    loadedAccountsDataSize: null,
+    loadedAddresses: null,
+    logs: outcome.logs,
+    postBalances: null,
+    postTokenBalances: null,
+    preBalances: null,
+    preTokenBalances: null,
+    replacementBlockhash: null,
+    returnData: null,
+    unitsConsumed: u64(outcome.unitsConsumed),
+  });
+}
+
+/** Maps a submit outcome to what sendTransaction answers. */
+function sendResult(outcome: SubmitOutcome): string {
+  switch (outcome.kind) {
+    case 'landed':
+    case 'dropped':
+      return outcome.signature;
+    case 'rejected':
+      throw simulationFailure(outcome);
+    case 'signature-failure':
+      throw new RpcError(-32003, 'Transaction signature verification failure');
+    case 'invalid':
+      throw invalidParams(`invalid transaction: ${outcome.error.message}`);
+  }
+}
+
+function optionalKey(value: unknown): Uint8Array | null {
+  return value === null ? null : pubkey(value);
+}
+
+function hexBytes(value: unknown): Uint8Array {
+  if (typeof value !== 'string' || !/^([0-9a-fA-F]{2})*$/.test(value))
+    throw invalidParams('Invalid hex data provided');
+  return new Uint8Array(Buffer.from(value, 'hex'));
+}
+
+function timeTravelTarget(value: unknown, now: number) {
+  if (value === undefined || value === null) return { absoluteTimestamp: now + 3_600_000 };
+  const v = value as Config;
+  const fields = ['absoluteTimestamp', 'absoluteSlot', 'absoluteEpoch'].filter((k) => v[k] !== undefined);
+  if (fields.length !== 1)
+    throw invalidParams('Invalid params: give exactly one of absoluteTimestamp, absoluteSlot, absoluteEpoch');
+  const field = fields[0] as 'absoluteTimestamp' | 'absoluteSlot' | 'absoluteEpoch';
+  const number = Number(integer(v[field], field));
+  return { [field]: number };
+}
+
+function tokenProgramParam(value: unknown): Uint8Array {
+  if (value === undefined || value === null) return pubkey(TOKEN_PROGRAM);
+  const key = pubkey(value);
+  const text = encodeBase58(key);
+  if (text !== TOKEN_PROGRAM && text !== TOKEN_2022_PROGRAM)
+    throw invalidParams('Invalid param: unrecognized Token program id');
+  return key;
+}
+
+function cheat<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof LedgerInputError) throw invalidParams(error.message);
+    throw error;
+  }
+}
+
+/** Every method the local endpoint answers over HTTP. */
+export const rpcMethods: Record<string, RpcHandler> = {
+  getHealth: () => 'ok',
+  getVersion: () => ({ 'feature-set': FEATURE_SET, 'solana-core': SOLANA_CORE_VERSION }),
+  getGenesisHash: (_params, ledger) => ledger.genesisHash,
+  getIdentity: (_params, ledger) => ({ identity: ledger.faucetAddress }),
+  getSlot: (params, ledger) => contextSlot(ledger, config(params, 0)),
+  getBlockHeight: (params, ledger) => contextSlot(ledger, config(params, 0)),
+  getTransactionCount: (params, ledger) => {
+    contextSlot(ledger, config(params, 0));
+    return ledger.epochInfo().transactionCount;
+  },
+  getEpochInfo: (params, ledger) => {
+    contextSlot(ledger, config(params, 0));
+    return epochInfoJson(ledger.epochInfo());
+  },
+  getEpochSchedule: () => ({
+    firstNormalEpoch: 0,
+    firstNormalSlot: 0,
+    leaderScheduleSlotOffset: SLOTS_PER_EPOCH,
+    slotsPerEpoch: SLOTS_PER_EPOCH,
+    warmup: false,
+  }),
+  getLatestBlockhash: (params, ledger) => {
+    const slot = contextSlot(ledger, config(params, 0));
+    return withContext(slot, ledger.latestBlockhash());
+  },
+  isBlockhashValid: (params, ledger) => {
+    const slot = contextSlot(ledger, config(params, 1));
+    const hash = params[0];
+    if (typeof hash !== 'string' || !decodeBase58Exact(hash, 32))
+      throw invalidParams('Invalid param: Invalid');
+    return withContext(slot, ledger.isBlockhashValid(hash));
+  },
+  getFeeForMessage: (params, ledger) => {
+    const slot = contextSlot(ledger, config(params, 1));
+    if (typeof params[0] !== 'string') throw invalidParams('Invalid params: expected a base64 message');
+    let fee: bigint | null;
+    try {
+      fee = ledger.feeForMessage(parseWireMessage(new Uint8Array(Buffer.from(params[0], 'base64'))));
+    } catch (error) {
+      if (error instanceof WireFormatError) throw invalidParams(`invalid message: ${error.message}`);
+      throw error;
+    }
+    return withContext(slot, fee === null ? null : u64(fee));
+  },
+  getRecentPrioritizationFees: (_params, ledger) => [{ prioritizationFee: 0, slot: ledger.slot() }],
+  getMinimumBalanceForRentExemption: (params, ledger) => {
+    const size = integer(params[0] ?? 0, 'data length');
+    if (size < 0n || size > 10_485_760n) throw invalidParams('Invalid param: data length out of range');
+    return u64(ledger.minimumBalanceForRentExemption(Number(size)));
+  },
+  getBalance: (params, ledger) => {
+    const key = pubkey(params[0]);
+    const slot = contextSlot(ledger, config(params, 1));
+    return withContext(slot, u64(ledger.getBalance(key)));
+  },
+  getAccountInfo: (params, ledger) => {
+    const key = pubkey(params[0]);
+    const cfg = config(params, 1);
+    const encoding = accountEncoding(cfg.encoding);
+    const slice = dataSlice(cfg.dataSlice);
+    const slot = contextSlot(ledger, cfg);
+    const account = ledger.getAccount(key);
+    return withContext(slot, account && encodeAccount(ledger, account, encoding, slice));
+  },
+  getMultipleAccounts: (params, ledger) => {
+    if (!Array.isArray(params[0])) throw invalidParams('Invalid params: expected an array of pubkeys');
+    if (params[0].length > MAX_MULTIPLE_ACCOUNTS)
+      throw invalidParams(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
+    const keys = params[0].map(pubkey);
+    const cfg = config(params, 1);
+    const encoding = accountEncoding(cfg.encoding);
+    const slice = dataSlice(cfg.dataSlice);
+    const slot = contextSlot(ledger, cfg);
+    return withContext(
+      slot,
+      keys.map((key) => {
+        const account = ledger.getAccount(key);
+        return account && encodeAccount(ledger, account, encoding, slice);
+      }),
+    );
+  },
+  getProgramAccounts: (params, ledger) => {
+    const program = pubkey(params[0]);
+    const cfg = config(params, 1);
+    const encoding = accountEncoding(cfg.encoding);
+    const slice = dataSlice(cfg.dataSlice);
+    const slot = contextSlot(ledger, cfg);
+    const filters = (cfg.filters ?? []) as Config[];
+    if (!Array.isArray(filters)) throw invalidParams('Invalid params: filters must be an array');
+    const tests = filters.map((f): ((data: Uint8Array) => boolean) => {
+      if (f.dataSize !== undefined) {
+        const size = Number(integer(f.dataSize, 'dataSize'));
+        return (data) => data.length === size;
+      }
+      const memcmp = f.memcmp as Config | undefined;
+      if (memcmp) {
+        const offset = Number(integer(memcmp.offset, 'memcmp.offset'));
+        const text = memcmp.bytes;
+        const expected =
+          typeof text !== 'string'
+            ? null
+            : memcmp.encoding === 'base64'
+              ? new Uint8Array(Buffer.from(text, 'base64'))
+              : decodeBase58(text);
+        if (!expected) throw invalidParams('Invalid param: memcmp bytes');
+        return (data) =>
+          data.length >= offset + expected.length && expected.every((b, i) => data[offset + i] === b);
+      }
+      throw invalidParams('Invalid params: unknown filter');
+    });
+    const value = ledger
+      .programAccounts(program)
+      .filter(({ account }) => tests.every((t) => t(account.data)))
+      .map(({ key, account }) => ({
+        account: encodeAccount(ledger, account, encoding, slice),
+        pubkey: encodeBase58(key),
+      }));
+    return cfg.withContext ? withContext(slot, value) : value;
+  },
+  getTokenAccountBalance: (params, ledger) => {
+    const key = pubkey(params[0]);
+    const slot = contextSlot(ledger, config(params, 1));
+    const account = ledger.getAccount(key);
+    if (!account) throw invalidParams('Invalid param: could not find account');
+    if (!isTokenAccountData(account.data) || !isTokenProgram(account.owner))
+      throw invalidParams('Invalid param: not a Token account');
+    const parsed = encodeAccount(ledger, account, 'jsonParsed').data as {
+      parsed?: { info: { tokenAmount: unknown } };
+    };
+    if (!parsed.parsed) throw invalidParams('Invalid param: could not find mint');
+    return withContext(slot, parsed.parsed.info.tokenAmount);
+  },
+  getTokenSupply: (params, ledger) => {
+    const key = pubkey(params[0]);
+    const slot = contextSlot(ledger, config(params, 1));
+    const account = ledger.getAccount(key);
+    if (!account || !isTokenProgram(account.owner) || !isMintData(account.data)) {
+      throw invalidParams('Invalid param: not a Token mint');
+    }
+    const { supply, decimals } = readMint(account.data);
+    return withContext(slot, {
+      amount: supply.toString(),
+      decimals,
+      uiAmount: Number(supply) / 10 ** decimals,
+      uiAmountString: uiAmountString(supply, decimals),
+    });
+  },
+  getTokenAccountsByOwner: (params, ledger) => {
+    const owner = pubkey(params[0]);
+    const filter = params[1] as Config | undefined;
+    const cfg = config(params, 2);
+    const encoding = accountEncoding(cfg.encoding);
+    const slice = dataSlice(cfg.dataSlice);
+    const slot = contextSlot(ledger, cfg);
+    let programs: Uint8Array[];
+    let mint: Uint8Array | null = null;
+    if (filter && typeof filter === 'object' && filter.mint !== undefined) {
+      mint = pubkey(filter.mint);
+      const mintAccount = ledger.getAccount(mint);
+      if (!mintAccount || !isTokenProgram(mintAccount.owner))
+        throw invalidParams('Invalid param: could not find mint');
+      programs = [mintAccount.owner];
+    } else if (filter && typeof filter === 'object' && filter.programId !== undefined) {
+      programs = [tokenProgramParam(filter.programId)];
+    } else {
+      throw invalidParams('Invalid params: expected { mint } or { programId }');
+    }
+    const ownerKey = keyOf(owner);
+    const mintKey = mint && keyOf(mint);
+    const value = programs.flatMap((program) =>
+      ledger
+        .programAccounts(program)
+        .filter(({ account }) => {
+          if (!isTokenAccountData(account.data)) return false;
+          const token = readTokenAccount(account.data);
+          return keyOf(token.owner) === ownerKey && (mintKey === null || keyOf(token.mint) === mintKey);
+        })
+        .map(({ key, account }) => ({
+          account: encodeAccount(ledger, account, encoding, slice),
+          pubkey: encodeBase58(key),
+        })),
+    );
+    return withContext(slot, value);
+  },
+  getSignatureStatuses: (params, ledger) => {
+    if (!Array.isArray(params[0])) throw invalidParams('Invalid params: expected an array of signatures');
+    if (params[0].length > MAX_SIGNATURE_STATUSES)
+      throw invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
+    const search = config(params, 1).searchTransactionHistory === true;
+    const slot = ledger.slot();
+    return withContext(
+      slot,
+      params[0].map((sig) => {
+        const record = ledger.signatureStatus(signature(sig), search);
+        return (
+          record && {
+            confirmationStatus: 'finalized',
+            confirmations: null,
+            err: record.err?.json ?? null,
+            slot: record.slot,
+            status: statusOf(record),
+          }
+        );
+      }),
+    );
+  },
+  getTransaction: (params, ledger) => {
+    const sig = signature(params[0]);
+    const cfg = typeof params[1] === 'string' ? { encoding: params[1] } : config(params, 1);
+    if (cfg.commitment === 'processed')
+      throw invalidParams('Method does not support commitment below `confirmed`');
+    const encoding = (cfg.encoding ?? 'json') as TransactionEncoding;
+    if (!['json', 'jsonParsed', 'base58', 'base64'].includes(encoding))
+      throw invalidParams(`Invalid param: unknown encoding ${encoding}`);
+    const record = ledger.getTransaction(sig);
+    if (!record) return null;
+    const maxVersion = cfg.maxSupportedTransactionVersion;
+    const version = record.wire[1 + 64 * (record.wire[0] ?? 0)] as number;
+    const isV0 = (version & 0x80) !== 0;
+    if (isV0 && (maxVersion === undefined || maxVersion === null)) {
+      throw new RpcError(
+        -32015,
+        'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+      );
+    }
+    return encodeTransaction(record, encoding, maxVersion !== undefined && maxVersion !== null);
+  },
+  sendTransaction: (params, ledger) => {
+    const cfg = config(params, 1);
+    const bytes = decodeTransactionParam(params[0], cfg);
+    contextSlot(ledger, cfg);
+    try {
+      return sendResult(ledger.submit(bytes, { preflight: cfg.skipPreflight !== true }));
+    } catch (error) {
+      return wireError(error);
+    }
+  },
+  simulateTransaction: (params, ledger) => {
+    const cfg = config(params, 1);
+    const bytes = decodeTransactionParam(params[0], cfg);
+    const slot = contextSlot(ledger, cfg);
+    const sigVerify = cfg.sigVerify === true;
+    const replaceRecentBlockhash = cfg.replaceRecentBlockhash === true;
+    if (sigVerify && replaceRecentBlockhash)
+      throw invalidParams('sigVerify may not be used with replaceRecentBlockhash');
+    let outcome: ReturnType<Ledger['simulate']>;
+    try {
+      outcome = ledger.simulate(bytes, {
+        sigVerify,
+        replaceRecentBlockhash,
+        innerInstructions: cfg.innerInstructions === true,
+      });
+    } catch (error) {
+      return wireError(error);
+    }
+    if (sigVerify && outcome.err?.json === 'SignatureFailure')
+      throw new RpcError(-32003, 'Transaction signature verification failure');
+    let accounts: unknown = null;
+    const accountsCfg = cfg.accounts as Config | undefined;
+    if (accountsCfg && Array.isArray(accountsCfg.addresses)) {
+      const encoding = accountEncoding(accountsCfg.encoding ?? 'base64');
+      accounts = accountsCfg.addresses.map((address) => {
+        const key = pubkey(address);
+        const post = outcome.postAccounts.has(keyOf(key))
+          ? outcome.postAccounts.get(keyOf(key))
+          : ledger.getAccount(key);
+        return post ? encodeAccount(ledger, post, encoding) : null;
+      });
+    }
+    return withContext(slot, {
+      accounts,
+      err: outcome.err?.json ?? null,
+      fee: u64(outcome.fee),
+      innerInstructions: outcome.innerInstructions && encodeInnerInstructions(outcome.innerInstructions),
+      loadedAccountsDataSize: null,
+      loadedAddresses: {
+        readonly: outcome.loadedAddresses.readonly.map(encodeBase58),
+        writable: outcome.loadedAddresses.writable.map(encodeBase58),
+      },
+      logs: outcome.logs,
+      postBalances: null,
+      postTokenBalances: null,
+      preBalances: null,
+      preTokenBalances: null,
+      replacementBlockhash: outcome.replacementBlockhash,
+      returnData: outcome.returnData && {
+        data: [Buffer.from(outcome.returnData.data).toString('base64'), 'base64'],
+        programId: encodeBase58(outcome.returnData.programId),
+      },
+      unitsConsumed: u64(outcome.unitsConsumed),
+    });
+  },
+  requestAirdrop: (params, ledger) => {
+    const key = pubkey(params[0]);
+    const lamports = integer(params[1], 'lamports');
+    contextSlot(ledger, config(params, 2));
+    return cheat(() => {
+      const outcome = ledger.airdrop(key, lamports);
+      if (outcome.kind !== 'landed') throw new RpcError(-32603, `airdrop failed: ${outcome.kind}`);
+      return outcome.signature;
+    });
+  },
+  surfnet_setAccount: (params, ledger) => {
+    const key = pubkey(params[0]);
+    const update = (params[1] ?? {}) as Config;
+    if (typeof update !== 'object') throw invalidParams('Invalid params: expected an account update object');
+    const patch: AccountPatch = {};
+    if (update.lamports !== undefined) patch.lamports = integer(update.lamports, 'lamports');
+    if (update.owner !== undefined) patch.owner = pubkey(update.owner);
+    if (update.data !== undefined) patch.data = hexBytes(update.data);
+    if (update.executable !== undefined) patch.executable = update.executable === true;
+    const rentEpoch = update.rentEpoch ?? update.rent_epoch;
+    if (rentEpoch !== undefined) patch.rentEpoch = integer(rentEpoch, 'rentEpoch');
+    cheat(() => ledger.setAccount(key, patch));
+    return withContext(ledger.slot(), null);
+  },
+  surfnet_setTokenAccount: async (params, ledger) => {
+    const owner = pubkey(params[0]);
+    const mint = pubkey(params[1]);
+    const update = (params[2] ?? {}) as Config;
+    const tokenProgram = tokenProgramParam(params[3]);
+    const patch: TokenAccountPatch = {};
+    if (update.amount !== undefined) patch.amount = integer(update.amount, 'amount');
+    if (update.delegate !== undefined) patch.delegate = optionalKey(update.delegate);
+    if (update.state !== undefined) {
+      if (update.state !== 'initialized' && update.state !== 'frozen' && update.state !== 'uninitialized') {
+        throw invalidParams(`Invalid param: unknown token account state ${String(update.state)}`);
+      }
+      patch.state = update.state;
+    }
+    const delegated = update.delegatedAmount ?? update.delegated_amount;
+    if (delegated !== undefined) patch.delegatedAmount = integer(delegated, 'delegatedAmount');
+    const close = update.closeAuthority ?? update.close_authority;
+    if (close !== undefined) patch.closeAuthority = optionalKey(close);
+    try {
+      await ledger.setTokenAccount(owner, mint, patch, tokenProgram);
+    } catch (error) {
+      if (error instanceof LedgerInputError) throw invalidParams(error.message);
+      throw error;
+    }
+    return withContext(ledger.slot(), null);
+  },
+  surfnet_timeTravel: (params, ledger) =>
+    cheat(() => epochInfoJson(ledger.timeTravel(timeTravelTarget(params[0], ledger.chainTimeMs())))),
+};
+
+function isTokenProgram(owner: Uint8Array): boolean {
+  const text = encodeBase58(owner);
+  return text === TOKEN_PROGRAM || text === TOKEN_2022_PROGRAM;
+}

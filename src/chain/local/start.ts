@@ -1,0 +1,216 @@
+// startLocalChain: the embedded chain as the service (and `npm run localnet`) runs it: a ledger,
+// resumed from and saved to a data directory, slots produced on a timer, served over JSON-RPC.
+import type { Address, Lamports, Signature } from '@solana/kit';
+import { type Clock, systemClock } from '../../domain/clock.ts';
+import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
+import { ChainError } from '../errors.ts';
+import type { Chain } from '../types.ts';
+import {
+  createLedger,
+  type EpochInfo,
+  type Ledger,
+  LedgerInputError,
+  type ProgramDeployment,
+  type TimeTravelTarget,
+} from './ledger.ts';
+import { createLiteSvmChain } from './litesvm-chain.ts';
+import { type ChainPersistence, createChainPersistence } from './persistence.ts';
+import { type ChainLog, startRpcServer } from './rpc-server.ts';
+
+/** Options of startLocalChain. */
+export interface LocalChainOptions {
+  /** Directory the chain is saved in (e.g. `${DATA_DIR}/chain`); in memory only when omitted. */
+  dataDir?: string;
+  /** Serve the JSON-RPC endpoint (default true). */
+  serve?: boolean;
+  host?: string;
+  /** HTTP port (default 8899; 0 picks a free one). */
+  rpcPort?: number;
+  /** WebSocket port (default rpcPort + 1, or a free one when rpcPort is 0; null: upgrade on rpcPort only). */
+  wsPort?: number | null;
+  /** Time source; slots follow it (default: the system clock). */
+  clock?: Clock;
+  /** Milliseconds per slot (default 400). */
+  slotMs?: number;
+  /**
+   * Produce slots on a timer so that slot notifications flow without requests (default true).
+   * Slots also catch up with the clock lazily on every call, so tests driving a manual clock can
+   * turn this off.
+   */
+  autoTick?: boolean;
+  /** Programs deployed (through the upgradeable loader) at every start. */
+  programs?: readonly ProgramDeployment[];
+  /** Write-behind interval of the data directory (default 1000 ms). */
+  flushIntervalMs?: number;
+  /** How many landed transactions are remembered (default 200,000). */
+  maxRecordedTransactions?: number;
+  log?: ChainLog;
+}
+
+/** Test and demo powers over the local chain, the in-process twins of the surfnet_* methods. */
+export interface LocalChainCheats {
+  /** Sends SOL from the faucet; resolves with the transaction's signature. */
+  airdrop(address: Address, lamports: Lamports | bigint): Promise<Signature>;
+  /** Creates or overwrites an account. */
+  setAccount(
+    address: Address,
+    update: { lamports?: bigint; owner?: Address; data?: Uint8Array; executable?: boolean },
+  ): Promise<void>;
+  /** Creates or updates the owner's associated token account of an existing mint; resolves with its address. */
+  setTokenAccount(
+    owner: Address,
+    mint: Address,
+    update: {
+      amount?: bigint;
+      state?: 'initialized' | 'frozen';
+      delegate?: Address | null;
+      delegatedAmount?: bigint;
+    },
+    tokenProgram?: Address,
+  ): Promise<Address>;
+  /** Moves slot and clock forward (never back). */
+  timeTravel(target: TimeTravelTarget): Promise<EpochInfo>;
+}
+
+/** A running local chain. */
+export interface LocalChain {
+  /** The chain interface, in process. */
+  chain: Chain;
+  cheats: LocalChainCheats;
+  /** The JSON-RPC endpoint, when served. */
+  rpcUrl: string | undefined;
+  wsUrl: string | undefined;
+  /** The underlying ledger (for the endpoint's own tests and tools). */
+  ledger: Ledger;
+  /** Saves pending state now. */
+  flush(): Promise<void>;
+  /** Stops serving and ticking, saves everything, releases the data directory. */
+  close(): Promise<void>;
+}
+
+function key(address: string): Uint8Array {
+  const bytes = decodeBase58Exact(address, 32);
+  if (!bytes)
+    throw new ChainError('CHAIN_INVALID_ARGUMENT', `invalid address ${address}`, { context: { address } });
+  return bytes;
+}
+
+function cheat<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof LedgerInputError)
+      throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
+    throw error;
+  }
+}
+
+/** Starts (or resumes) the embedded chain. */
+export async function startLocalChain(options: LocalChainOptions = {}): Promise<LocalChain> {
+  const clock = options.clock ?? systemClock;
+  let persistence: ChainPersistence | undefined;
+  if (options.dataDir) {
+    persistence = createChainPersistence({
+      dir: options.dataDir,
+      flushIntervalMs: options.flushIntervalMs,
+      maxRecords: options.maxRecordedTransactions,
+      onError: (error) => options.log?.error({ err: error }, 'saving the local chain failed'),
+    });
+  }
+  let ledger: Ledger;
+  try {
+    const restored = await persistence?.load();
+    ledger = createLedger({
+      clock,
+      slotMs: options.slotMs,
+      programs: options.programs,
+      restored,
+      maxRecordedTransactions: options.maxRecordedTransactions,
+    });
+    options.log?.info(
+      { slot: ledger.slot(), resumed: !!restored, dataDir: options.dataDir ?? null },
+      restored ? 'local chain resumed' : 'local chain created',
+    );
+  } catch (error) {
+    await persistence?.close();
+    throw error;
+  }
+  persistence?.attach(ledger);
+  await persistence?.flush();
+
+  let ticker: NodeJS.Timeout | undefined;
+  if (options.autoTick ?? true) {
+    ticker = setInterval(() => ledger.sync(), ledger.slotMs);
+    ticker.unref();
+  }
+  const server =
+    (options.serve ?? true)
+      ? await startRpcServer({
+          ledger,
+          host: options.host,
+          port: options.rpcPort,
+          wsPort: options.wsPort,
+          log: options.log,
+        })
+      : undefined;
+
+  const cheats: LocalChainCheats = {
+    async airdrop(address, lamports) {
+      const outcome = cheat(() => ledger.airdrop(key(address), lamports));
+      if (outcome.kind !== 'landed')
+        throw new ChainError('CHAIN_RPC_ERROR', `airdrop failed: ${outcome.kind}`);
+      return outcome.signature as Signature;
+    },
+    async setAccount(address, update) {
+      cheat(() =>
+        ledger.setAccount(key(address), {
+          lamports: update.lamports,
+          owner: update.owner === undefined ? undefined : key(update.owner),
+          data: update.data,
+          executable: update.executable,
+        }),
+      );
+    },
+    async setTokenAccount(owner, mint, update, tokenProgram) {
+      const ata = await cheat(() =>
+        ledger.setTokenAccount(
+          key(owner),
+          key(mint),
+          {
+            amount: update.amount,
+            state: update.state,
+            delegate: update.delegate === undefined ? undefined : update.delegate && key(update.delegate),
+            delegatedAmount: update.delegatedAmount,
+          },
+          key(tokenProgram ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'),
+        ),
+      ).catch((error) => {
+        if (error instanceof LedgerInputError)
+          throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
+        throw error;
+      });
+      return encodeBase58(ata) as Address;
+    },
+    async timeTravel(target) {
+      return cheat(() => ledger.timeTravel(target));
+    },
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    chain: createLiteSvmChain({ ledger }),
+    cheats,
+    rpcUrl: server?.url,
+    wsUrl: server?.wsUrl,
+    ledger,
+    flush: () => persistence?.flush() ?? Promise.resolve(),
+    close() {
+      closing ??= (async () => {
+        if (ticker) clearInterval(ticker);
+        await server?.close();
+        await persistence?.close();
+      })();
+      return closing;
+    },
+  };
+}
