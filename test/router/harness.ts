@@ -96,8 +96,8 @@ export interface RouterEnv {
   config: ProgramDerivedAddress;
   programData: Address;
   tokens: { source: Address; platformFee: Address; integratorFee: Address; recipient: Address };
-  /** Lamports paid as transaction fees since the environment was created. */
-  fees(): bigint;
+  /** Lamports paid as transaction fees since the environment was created (by one payer, if given). */
+  fees(payer?: Address): bigint;
   track(...addresses: Address[]): void;
   send(
     payer: TransactionSigner,
@@ -191,13 +191,18 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
 
   const tracked = new Set<Address>(Object.values(wallets).map((w) => w.address));
   let fees = 0n;
+  const feesByPayer = new Map<Address, bigint>();
   let slot = 1000n;
 
   const sendSigned = (transaction: Transaction): SendResult => {
     const size = getTransactionEncoder().encode(transaction).length;
     const result = describeResult(svm, svm.sendTransaction(transaction), size);
-    // A processed transaction pays its signature fees whether or not it succeeds.
-    fees += SIGNATURE_FEE * BigInt(Object.keys(transaction.signatures).length);
+    // A processed transaction pays its signature fees whether or not it succeeds; the first
+    // signer is the fee payer.
+    const signers = Object.keys(transaction.signatures) as Address[];
+    const fee = SIGNATURE_FEE * BigInt(signers.length);
+    fees += fee;
+    feesByPayer.set(signers[0]!, (feesByPayer.get(signers[0]!) ?? 0n) + fee);
     return result;
   };
   const send = async (
@@ -291,7 +296,7 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
     config,
     programData,
     tokens,
-    fees: () => fees,
+    fees: (payer) => (payer === undefined ? fees : (feesByPayer.get(payer) ?? 0n)),
     track: (...addresses) => {
       for (const a of addresses) tracked.add(a);
     },

@@ -264,8 +264,10 @@ export function planRecovery(input: RecoveryInput): Instruction[][] {
       destination: input.source.address,
       amount: input.keeperSweep.lamports,
     });
+    // Before the router instruction: return data is the last instruction's, and the service reads
+    // the recovered amounts from it.
     const last = groups.at(-1);
-    if (last) last.push(sweep);
+    if (last) last.splice(last.length - 1, 0, sweep);
     else groups.push([sweep]);
   }
   return groups;
