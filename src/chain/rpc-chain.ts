@@ -13,7 +13,6 @@ import {
   type EncodedAccount,
   isSolanaError,
   type Lamports,
-  parseBase64RpcAccount,
   type RpcTransport,
   type Signature,
   SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
@@ -70,6 +69,43 @@ interface PreflightData {
   unitsConsumed?: bigint | number | null;
 }
 
+/**
+ * Transaction errors as plain JSON numbers: kit's parser turns every integer into a bigint, but an
+ * error holds only small indexes and u32 codes, and callers compare it with literal JSON.
+ */
+function plainError(err: unknown): TransactionError | null {
+  if (err === null || err === undefined) return null;
+  const plain = (v: unknown): unknown =>
+    typeof v === 'bigint'
+      ? Number(v)
+      : Array.isArray(v)
+        ? v.map(plain)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+          : v;
+  return plain(err) as TransactionError;
+}
+
+function toEncodedAccount(
+  address: Address,
+  value: {
+    data: readonly [string, string];
+    executable: boolean;
+    lamports: Lamports;
+    owner: Address;
+    space: bigint;
+  },
+): EncodedAccount {
+  return {
+    address,
+    data: new Uint8Array(Buffer.from(value.data[0], 'base64')),
+    executable: value.executable,
+    lamports: value.lamports,
+    programAddress: value.owner,
+    space: value.space,
+  };
+}
+
 function jsonRpcCode(code: number, message: string, method: string): ChainErrorCode {
   switch (code) {
     case -32002:
@@ -116,7 +152,7 @@ function classify(
     const context: ChainError['context'] = { method, rpcCode: error.code };
     if (error.code === -32002 && error.data && typeof error.data === 'object') {
       const data = error.data as PreflightData;
-      if (data.err) context.transactionError = data.err;
+      if (data.err) context.transactionError = plainError(data.err) as TransactionError;
       if (data.logs) context.logs = data.logs;
       if (data.unitsConsumed !== undefined && data.unitsConsumed !== null)
         context.unitsConsumed = BigInt(data.unitsConsumed);
@@ -253,7 +289,7 @@ export function createRpcChain(options: RpcChainOptions): Chain {
           .send({ abortSignal }),
       o,
     );
-    return value ? parseBase64RpcAccount(address, value) : null;
+    return value ? toEncodedAccount(address, value) : null;
   }
 
   async function getMint(mint: Address, o?: ReadOptions) {
@@ -289,7 +325,7 @@ export function createRpcChain(options: RpcChainOptions): Chain {
                 .send({ abortSignal }),
             o,
           ).then(({ value }) =>
-            value.map((account, i) => (account ? parseBase64RpcAccount(page[i] as Address, account) : null)),
+            value.map((account, i) => (account ? toEncodedAccount(page[i] as Address, account) : null)),
           ),
         ),
       );
@@ -375,7 +411,7 @@ export function createRpcChain(options: RpcChainOptions): Chain {
               (status): SignatureStatus | null =>
                 status && {
                   slot: status.slot,
-                  err: status.err,
+                  err: plainError(status.err),
                   confirmationStatus: status.confirmationStatus,
                 },
             ),
@@ -433,7 +469,7 @@ export function createRpcChain(options: RpcChainOptions): Chain {
         signature,
         slot: tx.slot,
         blockTime: tx.blockTime,
-        err: meta?.err ?? null,
+        err: plainError(meta?.err),
         logs: meta?.logMessages ?? [],
         invokedPrograms: invoked,
         fee: (meta?.fee ?? 0n) as Lamports,
@@ -484,7 +520,7 @@ export function createRpcChain(options: RpcChainOptions): Chain {
         o,
       );
       return {
-        err: value.err,
+        err: plainError(value.err),
         logs: value.logs ?? [],
         unitsConsumed: value.unitsConsumed ?? null,
         returnData: value.returnData && {
