@@ -37,6 +37,7 @@ const TAGS = {
   route: 'TR\0ROUTE',
   step: 'TR\0\0STEP',
 } as const;
+type AccountKind = keyof typeof TAGS;
 
 export type RouteStatus = 'deploying' | 'active' | 'settled' | 'failed' | 'flagged' | 'rescued';
 export const ROUTE_STATUSES: readonly RouteStatus[] = [
@@ -198,13 +199,13 @@ function decodeTagged<T extends { tag: ReadonlyUint8Array }>(
   decoder: Decoder<T>,
   data: ReadonlyUint8Array,
   size: number,
-  expected: string,
+  kind: AccountKind,
 ): Omit<T, 'tag'> {
-  if (data.length !== size) throw new Error(`expected ${size} bytes of ${expected.replace(/\0/g, '')} data`);
+  if (data.length !== size)
+    throw new Error(`expected ${size} bytes of ${kind} account data, got ${data.length}`);
   const { tag: found, ...rest } = decoder.decode(data);
-  if (new TextDecoder().decode(new Uint8Array(found)) !== expected) {
-    throw new Error(`not a ${expected.replace(/\0/g, '')} account`);
-  }
+  if (new TextDecoder().decode(new Uint8Array(found)) !== TAGS[kind])
+    throw new Error(`not a ${kind} account`);
   return rest;
 }
 
@@ -216,17 +217,17 @@ function byIndex<T>(values: readonly T[], index: number, what: string): T {
 
 /** Decodes the protocol config account. */
 export function decodeRouterConfig(data: ReadonlyUint8Array): RouterConfig {
-  return decodeTagged(configDecoder, data, CONFIG_ACCOUNT_SIZE, TAGS.config);
+  return decodeTagged(configDecoder, data, CONFIG_ACCOUNT_SIZE, 'config');
 }
 
 /** Decodes an orchestrator config account. */
 export function decodeOrchestrator(data: ReadonlyUint8Array): Orchestrator {
-  return decodeTagged(orchestratorDecoder, data, ORCHESTRATOR_ACCOUNT_SIZE, TAGS.orchestrator);
+  return decodeTagged(orchestratorDecoder, data, ORCHESTRATOR_ACCOUNT_SIZE, 'orchestrator');
 }
 
 /** Decodes a route account. */
 export function decodeRoute(data: ReadonlyUint8Array): Route {
-  const raw = decodeTagged(routeDecoder, data, ROUTE_ACCOUNT_SIZE, TAGS.route);
+  const raw = decodeTagged(routeDecoder, data, ROUTE_ACCOUNT_SIZE, 'route');
   return {
     ...raw,
     status: byIndex(ROUTE_STATUSES, raw.status, 'route status'),
@@ -237,7 +238,7 @@ export function decodeRoute(data: ReadonlyUint8Array): Route {
 
 /** Decodes a step state account. */
 export function decodeStep(data: ReadonlyUint8Array): Step {
-  const raw = decodeTagged(stepDecoder, data, STEP_ACCOUNT_SIZE, TAGS.step);
+  const raw = decodeTagged(stepDecoder, data, STEP_ACCOUNT_SIZE, 'step');
   return { ...raw, status: byIndex(['pending', 'executed'] as const, raw.status, 'step status') };
 }
 

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, SolanaError } from '@solana/kit';
+import { ROUTER_ERROR_CODES, ROUTER_ERRORS, routerErrorFromSolanaError, routerErrorName } from './errors.ts';
+
+const header = readFileSync(new URL('../../../programs/router/errors.h', import.meta.url), 'utf8');
+
+test('the error table is the program header, code for code, name for name', () => {
+  const fromHeader = [...header.matchAll(/#define E_([A-Z0-9_]+) (\d+)\s+\/\* (.*?) \*\//g)].map(
+    ([, name, code, message]) => ({
+      code: Number(code),
+      name: name!
+        .toLowerCase()
+        .split('_')
+        .map((w) => w[0]!.toUpperCase() + w.slice(1))
+        .join(''),
+      message,
+    }),
+  );
+  assert.equal(fromHeader.length, 52);
+  assert.deepEqual(
+    Object.entries(ROUTER_ERRORS).map(([code, { name, message }]) => ({ code: Number(code), name, message })),
+    fromHeader,
+  );
+  assert.equal(new Set(fromHeader.map((e) => e.code)).size, fromHeader.length, 'codes are distinct');
+});
+
+test('codes and names map both ways, and kit custom errors are recognised', () => {
+  assert.equal(ROUTER_ERROR_CODES.StepNotDue, 6037);
+  assert.equal(routerErrorName(6037), 'StepNotDue');
+  assert.equal(routerErrorName(1), undefined);
+  const custom = new SolanaError(SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, { code: 6041, index: 0 });
+  assert.equal(routerErrorFromSolanaError(custom), 'NotSource');
+  assert.equal(routerErrorFromSolanaError(new Error('other')), undefined);
+});
