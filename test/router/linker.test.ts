@@ -73,7 +73,7 @@ function objectFile(spec: {
   v.setUint16(58, 64, true);
   v.setUint16(60, names.length, true);
   v.setUint16(62, names.length - 1, true);
-  bodies.forEach((b, i) => file.set(b, placed[i]!));
+  for (const [i, b] of bodies.entries()) file.set(b, placed[i]!);
   // [type, flags, link, info, entsize] per section after the null one
   const headers: [number, number, number, number, number][] = [
     [1, 6, 0, 0, 0],

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
+  type AccountMeta,
   AccountRole,
+  type AccountSignerMeta,
   type Address,
   appendTransactionMessageInstructions,
   createTransactionMessage,
@@ -39,7 +41,7 @@ const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
 const BUFFER_METADATA = 37;
 const WRITE_CHUNK = 1000;
 
-function loaderInstruction(accounts: Instruction['accounts'], data: Uint8Array): Instruction {
+function loaderInstruction(accounts: (AccountMeta | AccountSignerMeta)[], data: Uint8Array): Instruction {
   return { programAddress: LOADER, accounts, data };
 }
 

@@ -116,7 +116,7 @@ function routeBytes(fields: { source: Address; custody: Address; recipientToken:
   v.setBigUint64(360, 990n, true);
   v.setBigInt64(416, 100n, true); // first release
   v.setBigInt64(424, 30n, true); // interval
-  fields.hops.forEach((h, i) => data.set(enc.encode(h), 448 + 32 * i));
+  for (const [i, h] of fields.hops.entries()) data.set(enc.encode(h), 448 + 32 * i);
   return data;
 }
 
