@@ -31,9 +31,12 @@ import { registerMetrics } from './metrics.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
+import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
 import { type TransferRouteDeps, transferRoutes } from './routes/transfers/index.ts';
 import { usageRoutes } from './routes/usage.ts';
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries.ts';
+import { webhookEndpointActionRoutes } from './routes/webhook-endpoint-actions.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface AppConfig {
@@ -168,6 +171,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         clock: deps.clock,
         ...(deps.config.webhookPingTimeoutMs ? { pingTimeoutMs: deps.config.webhookPingTimeoutMs } : {}),
       });
+      await api.register(webhookEndpointActionRoutes, { webhooks: deps.store.webhooks, clock: deps.clock });
+      await api.register(webhookDeliveryRoutes, {
+        deliveries: deps.store.deliveries,
+        sender: deps.webhookSender,
+        clock: deps.clock,
+      });
+      await api.register(eventRoutes, { deliveries: deps.store.deliveries, clock: deps.clock });
       await api.register(usageRoutes, { transfers: deps.store.transfers });
     },
     { prefix: '/api/v1' },

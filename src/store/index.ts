@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { createDeliveryStore } from './deliveries.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -14,6 +15,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     integrations: createIntegrationStore(db),
     transfers: createTransferStore(db),
     webhooks: createWebhookStore(db, options.secrets),
+    deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {
       ttlMs: options.idempotencyTtlMs,
       lockTimeoutMs: IDEMPOTENCY_LOCK_TIMEOUT_MS,

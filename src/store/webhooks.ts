@@ -1,6 +1,8 @@
 import type { KeyMode } from '../domain/api-keys.ts';
 import type { EventType } from '../domain/transfer.ts';
+import { RETRY_WINDOW_MS } from '../domain/webhook-retry.ts';
 import type { Db } from './db.ts';
+import { DELIVERY_CHANNEL } from './deliveries.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Owner } from './transfers.ts';
 
@@ -13,6 +15,10 @@ export interface WebhookEndpoint {
   events: EventType[] | null;
   isActive: boolean;
   createdAt: Date;
+  /** Until when the secret replaced by the last rotation still signs deliveries; null when none does. */
+  previousSecretExpiresAt: Date | null;
+  /** When failing deliveries disabled the endpoint; null unless disabled that way. */
+  disabledAt: Date | null;
 }
 
 type EndpointRow = {
@@ -23,6 +29,8 @@ type EndpointRow = {
   events: EventType[] | null;
   is_active: boolean;
   created_at: Date;
+  previous_secret_expires_at: Date | null;
+  disabled_at: Date | null;
 };
 
 const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
@@ -33,6 +41,8 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
   events: row.events,
   isActive: row.is_active,
   createdAt: row.created_at,
+  previousSecretExpiresAt: row.previous_secret_expires_at,
+  disabledAt: row.disabled_at,
 });
 
 /** Webhook endpoints; secrets are sealed at rest and never read back by the API after creation. */
@@ -79,6 +89,63 @@ export function createWebhookStore(db: Db, secrets: SecretBox) {
         [owner.integrationId, owner.mode],
       );
       return rows.map(toEndpoint);
+    },
+
+    /** One endpoint of the owner, or null. */
+    async get(owner: Owner, id: number) {
+      const { rows } = await db.query<EndpointRow>(
+        'SELECT * FROM webhook_endpoints WHERE id = $1 AND integration_id = $2 AND mode = $3 AND deleted_at IS NULL',
+        [id, owner.integrationId, owner.mode],
+      );
+      return rows[0] ? toEndpoint(rows[0]) : null;
+    },
+
+    /**
+     * Replaces the signing secret. The replaced one keeps signing (as a second `v1`) until
+     * `now + overlapMs`; an older one still overlapping is dropped. Null when there is no such endpoint.
+     */
+    async rotateSecret(owner: Owner, id: number, input: { secret: string; overlapMs: number; now: Date }) {
+      const overlapUntil = input.overlapMs > 0 ? new Date(input.now.getTime() + input.overlapMs) : null;
+      const { rows } = await db.query<EndpointRow>(
+        `UPDATE webhook_endpoints
+            SET secret_sealed = $4,
+                previous_secret_sealed = CASE WHEN $5::timestamptz IS NULL THEN NULL ELSE secret_sealed END,
+                previous_secret_expires_at = $5
+          WHERE id = $1 AND integration_id = $2 AND mode = $3 AND deleted_at IS NULL
+          RETURNING *`,
+        [id, owner.integrationId, owner.mode, secrets.seal(input.secret), overlapUntil],
+      );
+      return rows[0] ? toEndpoint(rows[0]) : null;
+    },
+
+    /**
+     * Re-activates an endpoint. When it was inactive, its pending deliveries start a new round of
+     * attempts now, with a fresh retry window, and workers are woken. Null when there is no such endpoint.
+     */
+    async enable(owner: Owner, id: number, now: Date) {
+      return db.transaction(async (tx) => {
+        const { rows: before } = await tx.query<EndpointRow>(
+          `SELECT * FROM webhook_endpoints WHERE id = $1 AND integration_id = $2 AND mode = $3 AND deleted_at IS NULL
+            FOR UPDATE`,
+          [id, owner.integrationId, owner.mode],
+        );
+        const current = before[0];
+        if (!current) return null;
+        if (current.is_active) return toEndpoint(current);
+        const { rows } = await tx.query<EndpointRow>(
+          `UPDATE webhook_endpoints SET is_active = true, disabled_at = NULL, failing_since = NULL
+            WHERE id = $1 RETURNING *`,
+          [id],
+        );
+        await tx.query(
+          `UPDATE webhook_deliveries
+              SET attempts = 0, next_attempt_at = $2, retry_until = $3, lease_token = NULL
+            WHERE endpoint_id = $1 AND status = 'pending' AND (lease_token IS NULL OR next_attempt_at <= $2)`,
+          [id, now, new Date(now.getTime() + RETRY_WINDOW_MS)],
+        );
+        await tx.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, '']);
+        return toEndpoint(rows[0]!);
+      });
     },
 
     /** Deletes an endpoint of the owner; false when there was none to delete. */

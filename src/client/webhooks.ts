@@ -1,0 +1,154 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { TransferEventPayload } from '../domain/events.ts';
+import { computeSignature, signatureHeader } from '../domain/webhook-signature.ts';
+
+/**
+ * Verifying webhook deliveries on the receiving side. A delivery carries
+ * `MH-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, with one `v1` per
+ * secret the endpoint signs with (two while a rotated secret's overlap lasts).
+ */
+
+/** The header that carries the signature (Node lower-cases header names). */
+export const SIGNATURE_HEADER = 'mh-signature';
+/** How far the signature's timestamp may be from now unless told otherwise. */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** A delivered event: a transfer event, or the `ping` sent on registration and by test sends. */
+export type WebhookEvent =
+  | TransferEventPayload
+  | {
+      id: string;
+      type: 'ping';
+      createdAt: string;
+      isTest: boolean;
+      apiVersion: 'v1';
+      data: { url: string };
+    };
+
+/** Why a delivery failed verification. */
+export type WebhookVerificationErrorCode =
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'signature_mismatch'
+  | 'timestamp_outside_tolerance'
+  | 'invalid_payload';
+
+/** A delivery that must not be trusted; `code` says why. */
+export class WebhookVerificationError extends Error {
+  readonly code: WebhookVerificationErrorCode;
+
+  constructor(code: WebhookVerificationErrorCode, message: string) {
+    super(message);
+    this.name = 'WebhookVerificationError';
+    this.code = code;
+  }
+}
+
+export interface VerifyWebhookOptions {
+  /** Largest accepted distance in seconds between the signature's timestamp and now (default 300). */
+  toleranceSeconds?: number;
+  /** The current time; defaults to the system clock. */
+  now?: Date;
+}
+
+const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
+
+function parseHeader(header: string): { timestamp: number; signatures: string[] } {
+  let timestamp: number | undefined;
+  const signatures: string[] = [];
+  for (const part of header.split(',')) {
+    const separator = part.indexOf('=');
+    if (separator < 0) continue;
+    const key = part.slice(0, separator).trim();
+    const value = part.slice(separator + 1).trim();
+    if (key === 't') {
+      if (timestamp !== undefined || !/^\d{1,12}$/.test(value)) {
+        throw new WebhookVerificationError(
+          'malformed_signature',
+          'The signature header has a bad `t` value.',
+        );
+      }
+      timestamp = Number(value);
+    } else if (key === 'v1') {
+      signatures.push(value.toLowerCase());
+    }
+  }
+  if (timestamp === undefined) {
+    throw new WebhookVerificationError('malformed_signature', 'The signature header has no `t=` timestamp.');
+  }
+  if (signatures.length === 0) {
+    throw new WebhookVerificationError('malformed_signature', 'The signature header has no `v1=` signature.');
+  }
+  return { timestamp, signatures };
+}
+
+/**
+ * Checks that `rawBody` (the request body exactly as received, before any JSON parsing) was
+ * signed with `secret` (or any of several secrets) less than `toleranceSeconds` ago, and returns
+ * the parsed event. Signatures are compared in constant time; any `v1` value may match, so
+ * deliveries keep verifying while the endpoint's secret is being rotated. Throws
+ * {@link WebhookVerificationError} otherwise.
+ */
+export function verifyWebhook(
+  rawBody: string | Uint8Array,
+  header: string | readonly string[] | null | undefined,
+  secret: string | readonly string[],
+  options: VerifyWebhookOptions = {},
+): WebhookEvent {
+  const value = Array.isArray(header) ? header.join(',') : (header as string | null | undefined);
+  if (!value) {
+    throw new WebhookVerificationError('missing_signature', `No ${SIGNATURE_HEADER} header on the request.`);
+  }
+  const secrets = typeof secret === 'string' ? [secret] : [...secret];
+  if (secrets.length === 0 || secrets.some((entry) => entry.length === 0)) {
+    throw new TypeError('verifyWebhook needs the endpoint secret (whsec_...)');
+  }
+  const { timestamp, signatures } = parseHeader(value);
+  const body = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
+
+  let matched = false;
+  for (const candidateSecret of secrets) {
+    const expected = Buffer.from(computeSignature(candidateSecret, timestamp, body), 'hex');
+    for (const signature of signatures) {
+      // Every pair is compared (no early exit) so timing reveals nothing about which matched.
+      if (HEX_SIGNATURE.test(signature) && timingSafeEqual(expected, Buffer.from(signature, 'hex'))) {
+        matched = true;
+      }
+    }
+  }
+  if (!matched) {
+    throw new WebhookVerificationError(
+      'signature_mismatch',
+      'No signature matches the body and secret. Verify the raw body exactly as received, with the endpoint’s current secret.',
+    );
+  }
+
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  if (Math.abs(now - timestamp) > tolerance) {
+    throw new WebhookVerificationError(
+      'timestamp_outside_tolerance',
+      `The signature's timestamp is ${now - timestamp} s from now, beyond the tolerance of ${tolerance} s (a replay, or a wrong clock).`,
+    );
+  }
+
+  try {
+    return JSON.parse(body) as WebhookEvent;
+  } catch {
+    throw new WebhookVerificationError('invalid_payload', 'The signed body is not valid JSON.');
+  }
+}
+
+/**
+ * An `MH-Signature` header value for `payload`, for testing a receiver without the service:
+ * signed at `timestamp` (unix seconds, default now) with each given secret.
+ */
+export function generateTestHeader(input: {
+  payload: string;
+  secret: string | readonly string[];
+  timestamp?: number;
+}): string {
+  const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
+  const timestamp = input.timestamp ?? Math.floor(Date.now() / 1000);
+  return signatureHeader(secrets, timestamp, input.payload);
+}
