@@ -13,6 +13,10 @@ import {
   setTransactionMessageFeePayerSigner,
   signTransaction,
 } from '@solana/kit';
+import {
+  getSetComputeUnitLimitInstruction,
+  getSetComputeUnitPriceInstruction,
+} from '@solana-program/compute-budget';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { decodeRouterConfig } from '../../src/chain/router/accounts.ts';
 import { planDeployment } from '../../src/chain/router/bundle.ts';
@@ -207,15 +211,15 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       await sendAll(env, [full.keeperFunding!, full.routeInit[0]!]);
       let route = env.route(fixture.routeAddress);
       assert.equal(route.status, 'deploying');
-      assert.equal(route.hopsRegistered, 4);
+      assert.equal(route.hopsRegistered, 5);
 
       // Resuming: only the missing intermediate accounts, with fresh signers, from the count on chain.
-      const fresh = await Promise.all(Array.from({ length: 5 }, () => generateKeyPairSigner()));
+      const fresh = await Promise.all(Array.from({ length: 4 }, () => generateKeyPairSigner()));
       env.track(...fresh.map((s) => s.address));
       const resumed = planFor(env, fixture, fresh);
       assert.equal(resumed.keeperFunding, null);
       assert.equal(resumed.routeInit.length, 1);
-      assert.equal(resumed.resume.existingHopCount, 4);
+      assert.equal(resumed.resume.existingHopCount, 5);
       expectRouterError(
         await env.send(env.wallets.source, [
           getInitStepsInstruction({
@@ -233,7 +237,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(route.hopsRegistered, 9);
       assert.deepEqual(
         route.hops,
-        [...fixture.hops.slice(0, 4), ...fresh].map((s) => s.address),
+        [...fixture.hops.slice(0, 5), ...fresh].map((s) => s.address),
       );
       expectRouterError(await env.send(env.wallets.source, resumed.routeInit[0]!), 'HopCountMismatch');
 
@@ -275,21 +279,31 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('the wallet signs a route-init transaction the service partially signed with the hop keys', async () => {
       const env = await createRouterEnv(variant);
-      const fixture = await prepareRoute(env, { hopCount: 5 });
+      // The largest route-init transaction, with room left for both compute-budget instructions.
+      const fixture = await prepareRoute(env, { hopCount: 6 });
       const wallet = createNoopSigner(env.wallets.source.address);
       const instruction = createRouteInstruction(env, fixture, { source: wallet });
       const message = pipe(
         createTransactionMessage({ version: 0 }),
         (m) => setTransactionMessageFeePayerSigner(wallet, m),
         (m) => env.svm.setTransactionMessageLifetimeUsingLatestBlockhash(m),
-        (m) => appendTransactionMessageInstructions([instruction], m),
+        (m) =>
+          appendTransactionMessageInstructions(
+            [
+              getSetComputeUnitLimitInstruction({ units: 80_000 }),
+              // Zero keeps the fee arithmetic of the conservation check simple; any price has this size.
+              getSetComputeUnitPriceInstruction({ microLamports: 0n }),
+              instruction,
+            ],
+            m,
+          ),
       );
       const partial = await partiallySignTransactionMessageWithSigners(message);
       assert.equal(partial.signatures[env.wallets.source.address], null, 'the wallet has not signed yet');
       const signed = await signTransaction([env.wallets.source.keyPair], partial);
       const result = expectOk(env.sendSigned(signed));
-      assert.ok(result.size <= MAX_TX_SIZE);
-      assert.equal(env.route(fixture.routeAddress).hopsRegistered, 4);
+      assert.ok(result.size <= MAX_TX_SIZE, `${result.size} bytes`);
+      assert.equal(env.route(fixture.routeAddress).hopsRegistered, 5);
       env.assertConserved();
     });
 

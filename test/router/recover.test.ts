@@ -184,7 +184,7 @@ const STAGES: Stage[] = [
     hopCount: 10,
     reach: async (env, fixture) => {
       await deployPartially(env, fixture, 1, false);
-      assert.equal(env.route(fixture.routeAddress).hopsRegistered, 4);
+      assert.equal(env.route(fixture.routeAddress).hopsRegistered, 5);
       return 0n;
     },
   },

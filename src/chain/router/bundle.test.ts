@@ -45,7 +45,7 @@ async function deploymentInput(hopCount: number, route: Route | null = null, orc
   };
 }
 
-test('deployment groups per hop count: one route-init transaction up to 5 hops, two beyond', async () => {
+test('deployment groups per hop count: one route-init transaction up to 6 hops, two beyond', async () => {
   const counts = [];
   for (let hops = 3; hops <= 10; hops++) {
     const plan = planDeployment(await deploymentInput(hops));
@@ -64,13 +64,14 @@ test('deployment groups per hop count: one route-init transaction up to 5 hops, 
     );
     assert.equal(created.length, hops - 1, 'every intermediate account signs exactly once');
   }
-  assert.deepEqual(counts, [1, 1, 1, 2, 2, 2, 2, 2]);
+  assert.deepEqual(counts, [1, 1, 1, 1, 2, 2, 2, 2]);
 });
 
 test('a partial deployment resumes with AddHops from the hop count on chain and skips existing steps', async () => {
   const input = await deploymentInput(10);
   const route = { status: 'deploying', hopsRegistered: 4, stepsLive: 0 } as Route;
   const fresh = input.hopSigners.slice(0, 5);
+
   const plan = planDeployment({
     ...input,
     hopSigners: fresh,

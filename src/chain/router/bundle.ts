@@ -23,7 +23,7 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
  */
 
 /** Intermediate accounts created by the CreateRoute transaction (each adds a signature). */
-export const MAX_HOPS_IN_CREATE_ROUTE_TX = 4;
+export const MAX_HOPS_IN_CREATE_ROUTE_TX = 5;
 /** Intermediate accounts created by one AddHops transaction. */
 export const MAX_HOPS_IN_ADD_HOPS_TX = 8;
 /** Step states created by one session-init transaction. */

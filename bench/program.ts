@@ -1,0 +1,286 @@
+/**
+ * Compute units and transaction sizes of the router program, per instruction and per hop count,
+ * on both SBPF variants, measured on LiteSVM with the same bundles the service sends.
+ * Run: npx node bench/program.ts
+ */
+import { stepReleaseAt } from '../src/chain/router/accounts.ts';
+import { planDeployment, planRecovery } from '../src/chain/router/bundle.ts';
+import {
+  getCloseOrchestratorInstruction,
+  getExecuteStepAccounts,
+  getExecuteStepInstruction,
+  getMarkFailedInstruction,
+  getScreenRouteInstruction,
+  getUpdateConfigInstruction,
+} from '../src/chain/router/instructions.ts';
+import { findOrchestratorPda } from '../src/chain/router/pda.ts';
+import { ROUTER_PROGRAM_VARIANTS, type RouterProgramVariant } from '../src/chain/router/program.ts';
+import {
+  createRouterEnv,
+  MAX_TX_SIZE,
+  prepareRoute,
+  type RouteFixture,
+  type RouterEnv,
+  type SendResult,
+} from '../test/router/harness.ts';
+
+interface Measure {
+  computeUnits: bigint;
+  size: number;
+}
+
+function measured(result: SendResult, what: string): Measure {
+  if (!result.ok) throw new Error(`${what} failed: ${result.error}\n${result.logs.join('\n')}`);
+  return { computeUnits: result.computeUnits, size: result.size };
+}
+
+interface RouteRun {
+  deploy: { label: string; m: Measure }[];
+  screen: Measure;
+  hops: Measure[];
+  reclaim: Measure[];
+}
+
+async function deployAndSettle(
+  env: RouterEnv,
+  hopCount: number,
+): Promise<{ run: RouteRun; fixture: RouteFixture }> {
+  const fixture = await prepareRoute(env, { hopCount, screeningRequired: true });
+  const { source, keeper, screener, platform } = env.wallets;
+  const plan = planDeployment({
+    source,
+    keeper: keeper.address,
+    keeperFundingLamports: 1_000_000n,
+    terms: fixture.terms,
+    mint: env.mint,
+    sourceToken: env.tokens.source,
+    config: env.config[0],
+    platformFeeToken: env.tokens.platformFee,
+    integratorFeeToken: env.tokens.integratorFee,
+    addresses: fixture.addresses,
+    hopSigners: fixture.hops,
+    onChain: { keeperFunded: false, route: null, orchestratorExists: false },
+  });
+  const deploy: RouteRun['deploy'] = [];
+  const step = async (label: string, instructions: Parameters<RouterEnv['send']>[1], legacy = false) =>
+    deploy.push({ label, m: measured(await env.send(source, instructions, { legacy }), label) });
+  await step('keeper funding', plan.keeperFunding!);
+  for (const [i, group] of plan.routeInit.entries()) await step(i === 0 ? 'CreateRoute' : 'AddHops', group);
+  await step('InitOrchestrator (legacy)', plan.orchestratorInit!, true);
+  for (const group of plan.sessionInit) await step('InitSteps + recipient account', group);
+  const screen = measured(
+    await env.send(screener, [
+      getScreenRouteInstruction({
+        authority: screener,
+        config: env.config[0],
+        route: fixture.routeAddress,
+        source: source.address,
+        platformWallet: platform.address,
+        verdict: 'verified',
+      }),
+    ]),
+    'ScreenRoute',
+  );
+  const hops: Measure[] = [];
+  for (let index = 0; index < hopCount; index++) {
+    const route = env.route(fixture.routeAddress);
+    env.setTime(stepReleaseAt(route, index));
+    const accounts = getExecuteStepAccounts(
+      fixture.routeAddress,
+      route,
+      index,
+      fixture.addresses.steps[index]![0],
+    );
+    hops.push(
+      measured(
+        await env.send(keeper, [getExecuteStepInstruction({ keeper, index, accounts })]),
+        `step ${index}`,
+      ),
+    );
+  }
+  const reclaim: Measure[] = [];
+  for (const group of planRecovery({
+    kind: 'reclaim',
+    source,
+    routeAddress: fixture.routeAddress,
+    route: env.route(fixture.routeAddress),
+    orchestrator: fixture.addresses.orchestrator[0],
+    steps: fixture.addresses.steps.map(([a]) => a),
+    sourceToken: env.tokens.source,
+    closeOrchestrator: true,
+    keeperSweep: { keeper, lamports: env.lamports(keeper.address) },
+  })) {
+    reclaim.push(measured(await env.send(source, group), 'reclaim'));
+  }
+  return { run: { deploy, screen, hops, reclaim }, fixture };
+}
+
+async function rescueAfterFailure(variant: RouterProgramVariant, hopCount: number) {
+  const env = await createRouterEnv(variant);
+  const fixture = await prepareRoute(env, { hopCount });
+  const { source, keeper } = env.wallets;
+  const plan = planDeployment({
+    source,
+    keeper: keeper.address,
+    keeperFundingLamports: 1_000_000n,
+    terms: fixture.terms,
+    mint: env.mint,
+    sourceToken: env.tokens.source,
+    config: env.config[0],
+    platformFeeToken: env.tokens.platformFee,
+    integratorFeeToken: env.tokens.integratorFee,
+    addresses: fixture.addresses,
+    hopSigners: fixture.hops,
+    onChain: { keeperFunded: false, route: null, orchestratorExists: false },
+  });
+  for (const group of [plan.keeperFunding!, ...plan.routeInit])
+    measured(await env.send(source, group), 'deploy');
+  measured(await env.send(source, plan.orchestratorInit!, { legacy: true }), 'orchestrator');
+  for (const group of plan.sessionInit) measured(await env.send(source, group), 'session');
+  const route = env.route(fixture.routeAddress);
+  env.setTime(stepReleaseAt(route, 0));
+  const accounts = getExecuteStepAccounts(fixture.routeAddress, route, 0, fixture.addresses.steps[0]![0]);
+  measured(await env.send(keeper, [getExecuteStepInstruction({ keeper, index: 0, accounts })]), 'step');
+  const failed = measured(
+    await env.send(keeper, [getMarkFailedInstruction({ keeper, route: fixture.routeAddress })]),
+    'MarkFailed',
+  );
+  const rescue: Measure[] = [];
+  for (const group of planRecovery({
+    kind: 'rescue',
+    source,
+    routeAddress: fixture.routeAddress,
+    route: env.route(fixture.routeAddress),
+    orchestrator: fixture.addresses.orchestrator[0],
+    steps: fixture.addresses.steps.map(([a]) => a),
+    sourceToken: env.tokens.source,
+    closeOrchestrator: true,
+    keeperSweep: { keeper, lamports: env.lamports(keeper.address) },
+  })) {
+    rescue.push(measured(await env.send(source, group), 'rescue'));
+  }
+  return { failed, rescue };
+}
+
+async function smallInstructions(variant: RouterProgramVariant) {
+  const env = await createRouterEnv(variant);
+  const { admin, source, screener, platform } = env.wallets;
+  const update = measured(
+    await env.send(admin, [
+      getUpdateConfigInstruction({
+        admin,
+        config: env.config[0],
+        newAdmin: admin.address,
+        screeningAuthority: screener.address,
+        platformWallet: platform.address,
+        screeningDepositLamports: 2_000_000n,
+      }),
+    ]),
+    'UpdateConfig',
+  );
+  const orchestrator = await findOrchestratorPda(source.address);
+  const { getInitOrchestratorInstruction } = await import('../src/chain/router/instructions.ts');
+  measured(
+    await env.send(source, [getInitOrchestratorInstruction({ source, orchestrator })], { legacy: true }),
+    'init',
+  );
+  const close = measured(
+    await env.send(source, [getCloseOrchestratorInstruction({ source, orchestrator: orchestrator[0] })]),
+    'CloseOrchestrator',
+  );
+  return { update, close };
+}
+
+const maxCu = (ms: Measure[]) => ms.reduce((m, x) => (x.computeUnits > m ? x.computeUnits : m), 0n);
+const maxSize = (ms: Measure[]) => Math.max(...ms.map((x) => x.size));
+const sumCu = (ms: Measure[]) => ms.reduce((t, x) => t + x.computeUnits, 0n);
+const row = (cells: (string | number | bigint)[]) => `| ${cells.join(' | ')} |`;
+
+async function main() {
+  const perInstruction = new Map<string, Partial<Record<RouterProgramVariant, Measure>>>();
+  const put = (label: string, variant: RouterProgramVariant, m: Measure) =>
+    perInstruction.set(label, { ...perInstruction.get(label), [variant]: m });
+  const perHops: string[] = [];
+  let largest = 0;
+
+  for (const variant of ROUTER_PROGRAM_VARIANTS) {
+    for (let hopCount = 3; hopCount <= 10; hopCount++) {
+      const env = await createRouterEnv(variant);
+      const { run } = await deployAndSettle(env, hopCount);
+      const { failed, rescue } = await rescueAfterFailure(variant, hopCount);
+      const all = [...run.deploy.map((d) => d.m), run.screen, ...run.hops, ...run.reclaim, failed, ...rescue];
+      const biggest = maxSize(all);
+      largest = Math.max(largest, biggest);
+      const intermediate = run.hops.slice(0, -1);
+      perHops.push(
+        row([
+          variant,
+          hopCount,
+          run.deploy.length,
+          sumCu(run.deploy.map((d) => d.m)),
+          maxCu(intermediate),
+          run.hops.at(-1)!.computeUnits,
+          run.reclaim.length,
+          rescue.length,
+          biggest,
+        ]),
+      );
+      if (hopCount === 10) {
+        for (const d of run.deploy) {
+          const label =
+            d.label === 'AddHops'
+              ? 'AddHops (4 accounts)'
+              : d.label === 'CreateRoute'
+                ? 'CreateRoute (5 accounts)'
+                : d.label;
+          if (d.label !== 'keeper funding') put(label, variant, d.m);
+        }
+        put('ScreenRoute', variant, run.screen);
+        put('ExecuteStep (intermediate hop)', variant, {
+          computeUnits: maxCu(intermediate),
+          size: maxSize(intermediate),
+        });
+        put('ExecuteStep (last hop, settlement)', variant, run.hops.at(-1)!);
+        put('MarkFailed', variant, failed);
+        put('Rescue (first of 2 txs, 12 accounts)', variant, rescue[0]!);
+        put('Reclaim (first of 2 txs, 12 accounts)', variant, run.reclaim[0]!);
+        put('Reclaim (last, + orchestrator + keeper sweep)', variant, run.reclaim.at(-1)!);
+      }
+    }
+    const small = await smallInstructions(variant);
+    put('UpdateConfig', variant, small.update);
+    put('CloseOrchestrator', variant, small.close);
+  }
+
+  const lines = [
+    '### Per instruction (10-hop route; CU of the whole transaction)',
+    '',
+    row(['instruction', 'CU v0', 'CU v3', 'tx bytes']),
+    row(['---', '---:', '---:', '---:']),
+    ...[...perInstruction].map(([label, m]) =>
+      row([label, m.v0!.computeUnits, m.v3!.computeUnits, m.v3!.size]),
+    ),
+    '',
+    '### Per hop count',
+    '',
+    row([
+      'variant',
+      'hops',
+      'deploy txs',
+      'deploy CU (all txs)',
+      'max CU, intermediate hop',
+      'CU, last hop',
+      'reclaim txs',
+      'rescue txs',
+      'largest tx (bytes)',
+    ]),
+    row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    ...perHops,
+    '',
+    `Largest transaction of any bundle: ${largest} bytes (limit ${MAX_TX_SIZE}).`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (largest > MAX_TX_SIZE) process.exitCode = 1;
+}
+
+await main();
