@@ -25,13 +25,14 @@ import {
 } from '../test/router/harness.ts';
 
 interface Measure {
-  computeUnits: bigint;
+  /** Compute units (a count, not money: at most 1.4 million per transaction). */
+  computeUnits: number;
   size: number;
 }
 
 function measured(result: SendResult, what: string): Measure {
   if (!result.ok) throw new Error(`${what} failed: ${result.error}\n${result.logs.join('\n')}`);
-  return { computeUnits: result.computeUnits, size: result.size };
+  return { computeUnits: Number(result.computeUnits), size: result.size };
 }
 
 interface RouteRun {
@@ -191,9 +192,9 @@ async function smallInstructions(variant: RouterProgramVariant) {
   return { update, close };
 }
 
-const maxCu = (ms: Measure[]) => ms.reduce((m, x) => (x.computeUnits > m ? x.computeUnits : m), 0n);
+const maxCu = (ms: Measure[]) => Math.max(...ms.map((x) => x.computeUnits));
 const maxSize = (ms: Measure[]) => Math.max(...ms.map((x) => x.size));
-const sumCu = (ms: Measure[]) => ms.reduce((t, x) => t + x.computeUnits, 0n);
+const sumCu = (ms: Measure[]) => ms.reduce((t, x) => t + x.computeUnits, 0);
 const row = (cells: (string | number | bigint)[]) => `| ${cells.join(' | ')} |`;
 
 async function main() {
