@@ -107,6 +107,8 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('10-hop route: every hop on schedule to the recipient, to the base unit', async () => {
       const env = await createRouterEnv(variant);
+      const { platform, integrator } = env.wallets;
+      const lamports = { platform: env.lamports(platform.address), integrator: env.lamports(integrator.address) };
       const fixture = await deployRoute(env, {
         hopCount: 10,
         amount: 5_000_000_001n,
@@ -120,6 +122,9 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(env.tokenBalance(env.tokens.integratorFee), 4_375_000n);
       assert.equal(env.tokenBalance(env.tokens.platformFee), 13_125_001n);
       for (const hop of fixture.hops) assert.equal(env.tokenBalance(hop.address), 0n);
+      // Flat fee: 10 hops of 10_000 lamports, the integrator's 25% rounded down.
+      assert.equal(env.lamports(platform.address), lamports.platform + 75_000n);
+      assert.equal(env.lamports(integrator.address), lamports.integrator + 25_000n);
     });
 
     test('the keeper cannot execute early, twice, out of order, elsewhere, after the deadline or without signing', async () => {
