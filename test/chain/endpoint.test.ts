@@ -1,0 +1,568 @@
+// The local JSON-RPC endpoint at the wire level: whole request/response bodies as validators shape
+// them, cheat codes, and WebSocket confirmation through @solana/kit's own helpers.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { zstdDecompressSync } from 'node:zlib';
+import {
+  type Address,
+  appendTransactionMessageInstructions,
+  compileTransactionMessage,
+  createSolanaRpc,
+  createSolanaRpcSubscriptions,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase58Decoder,
+  getBase64Decoder,
+  getCompiledTransactionMessageEncoder,
+  getSignatureFromTransaction,
+  lamports,
+  pipe,
+  type Rpc,
+  type RpcSubscriptions,
+  type SolanaRpcApi,
+  type SolanaRpcSubscriptionsApi,
+  sendAndConfirmTransactionFactory,
+  setTransactionMessageFeePayer,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+} from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
+import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
+import { createManualClock } from '../../src/domain/clock.ts';
+import { signTransaction, slotsMs } from './helpers.ts';
+
+const SOL = 1_000_000_000n;
+const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+const clock = createManualClock(new Date('2026-05-01T00:00:00Z'));
+let local: LocalChain;
+let url: string;
+
+before(async () => {
+  local = await startLocalChain({ rpcPort: 0, clock, autoTick: false });
+  url = local.rpcUrl as string;
+});
+after(() => local.close());
+
+async function post(body: unknown): Promise<{ status: number; text: string; json: unknown }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, text, json: text ? parseExact(text) : undefined };
+}
+
+/** Parses JSON keeping integers beyond 2^53 exact (as bigints), as kit's client does. */
+function parseExact(text: string): unknown {
+  return JSON.parse(text, (_k, v, ctx?: { source?: string }) =>
+    typeof v === 'number' && !Number.isSafeInteger(v) && /^\d+$/.test(ctx?.source ?? '')
+      ? BigInt(ctx?.source as string)
+      : v,
+  );
+}
+
+async function call(method: string, params: unknown[] = []): Promise<unknown> {
+  const { json } = await post({ jsonrpc: '2.0', id: 1, method, params });
+  const body = json as { result?: unknown; error?: unknown };
+  if (body.error) throw Object.assign(new Error('rpc error'), { body: body.error });
+  return body.result;
+}
+
+async function callError(method: string, params: unknown[] = []): Promise<unknown> {
+  const { json } = await post({ jsonrpc: '2.0', id: 7, method, params });
+  return json;
+}
+
+const slotNow = () => local.ledger.slot();
+
+function mintData(decimals: number, supply: bigint): string {
+  const data = Buffer.alloc(82);
+  data.writeBigUInt64LE(supply, 36);
+  data[44] = decimals;
+  data[45] = 1;
+  return data.toString('hex');
+}
+
+describe('node-level methods', () => {
+  test('health, version, genesis hash, slot and epoch info', async () => {
+    assert.equal(await call('getHealth'), 'ok');
+    const version = (await call('getVersion')) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(version).sort(), ['feature-set', 'solana-core']);
+    assert.equal(version['solana-core'], '4.3.0');
+    assert.equal(await call('getGenesisHash'), local.ledger.genesisHash);
+    const slot = slotNow();
+    assert.equal(await call('getSlot'), slot);
+    assert.equal(await call('getBlockHeight'), slot);
+    assert.deepEqual(await call('getEpochInfo'), {
+      absoluteSlot: slot,
+      blockHeight: slot,
+      epoch: 0,
+      slotIndex: slot,
+      slotsInEpoch: 432000,
+      transactionCount: local.ledger.epochInfo().transactionCount,
+    });
+    const health = await fetch(`${url}/health`);
+    assert.equal(health.status, 200);
+    assert.equal(await health.text(), 'ok');
+    const preflight = await fetch(url, { method: 'OPTIONS' });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+  });
+
+  test('JSON-RPC errors have the standard codes and shapes', async () => {
+    const raw = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{oops',
+    });
+    assert.deepEqual(await raw.json(), {
+      jsonrpc: '2.0',
+      error: { code: -32700, message: 'Parse error' },
+      id: null,
+    });
+    assert.deepEqual(await callError('getNothing'), {
+      jsonrpc: '2.0',
+      error: { code: -32601, message: 'Method not found' },
+      id: 7,
+    });
+    assert.deepEqual((await post({ id: 3, method: 'getSlot' })).json, {
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'Invalid request' },
+      id: 3,
+    });
+    assert.deepEqual(await callError('getBalance', ['abc']), {
+      jsonrpc: '2.0',
+      error: { code: -32602, message: 'Invalid param: WrongSize' },
+      id: 7,
+    });
+    assert.deepEqual(await callError('getBalance', ['0OIl']), {
+      jsonrpc: '2.0',
+      error: { code: -32602, message: 'Invalid param: Invalid' },
+      id: 7,
+    });
+    const slot = slotNow();
+    assert.deepEqual(await callError('getSlot', [{ minContextSlot: slot + 5 }]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32016,
+        message: 'Minimum context slot has not been reached',
+        data: { contextSlot: slot },
+      },
+      id: 7,
+    });
+    const batch = await post([
+      { jsonrpc: '2.0', id: 1, method: 'getHealth' },
+      { jsonrpc: '2.0', id: 2, method: 'nope' },
+      { jsonrpc: '2.0', method: 'getHealth' },
+    ]);
+    assert.deepEqual(batch.json, [
+      { jsonrpc: '2.0', result: 'ok', id: 1 },
+      { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: 2 },
+    ]);
+    const notification = await post({ jsonrpc: '2.0', method: 'getHealth' });
+    assert.equal(notification.status, 204);
+    assert.equal(notification.text, '');
+  });
+});
+
+describe('accounts', () => {
+  test('getAccountInfo in every encoding, u64 values kept exact, data slices', async () => {
+    const address = (await generateKeyPairSigner()).address;
+    const owner = (await generateKeyPairSigner()).address;
+    // JSON.stringify cannot write bigints: send the raw text, as kit does.
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"jsonrpc":"2.0","id":1,"method":"surfnet_setAccount","params":["${address}",{"lamports":18446744073709551615,"owner":"${owner}","data":"00010203deadbeef"}]}`,
+    });
+    assert.deepEqual(await response.json(), {
+      jsonrpc: '2.0',
+      result: { context: { apiVersion: '4.3.0', slot: slotNow() }, value: null },
+      id: 1,
+    });
+    const balance = await post({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [address] });
+    assert.equal(
+      balance.text,
+      `{"jsonrpc":"2.0","result":{"context":{"apiVersion":"4.3.0","slot":${slotNow()}},"value":18446744073709551615},"id":1}`,
+    );
+    const base = { executable: false, owner, rentEpoch: 18446744073709551615n, space: 8 };
+    const info = async (config: object) => {
+      const { json } = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'getAccountInfo',
+        params: [address, config],
+      });
+      return (json as { result: { value: { data: unknown } } }).result.value;
+    };
+    const base58 = getBase58Decoder().decode(Buffer.from('00010203deadbeef', 'hex'));
+    assert.deepEqual(await info({}), { ...base, lamports: 18446744073709551615n, data: base58 });
+    assert.deepEqual(await info({ encoding: 'base58' }), {
+      ...base,
+      lamports: 18446744073709551615n,
+      data: [base58, 'base58'],
+    });
+    assert.deepEqual(await info({ encoding: 'base64' }), {
+      ...base,
+      lamports: 18446744073709551615n,
+      data: ['AAECA96tvu8=', 'base64'],
+    });
+    assert.deepEqual(await info({ encoding: 'jsonParsed' }), {
+      ...base,
+      lamports: 18446744073709551615n,
+      data: ['AAECA96tvu8=', 'base64'],
+    });
+    assert.deepEqual(await info({ encoding: 'base64', dataSlice: { offset: 4, length: 2 } }), {
+      ...base,
+      lamports: 18446744073709551615n,
+      data: ['3q0=', 'base64'],
+    });
+    const zstd = (await info({ encoding: 'base64+zstd' })).data as [string, string];
+    assert.equal(zstd[1], 'base64+zstd');
+    assert.equal(zstdDecompressSync(Buffer.from(zstd[0], 'base64')).toString('hex'), '00010203deadbeef');
+    assert.deepEqual(await call('getAccountInfo', [owner]), {
+      context: { apiVersion: '4.3.0', slot: slotNow() },
+      value: null,
+    });
+  });
+
+  test('jsonParsed mints, token accounts and programs; token cheat codes', async () => {
+    const mint = (await generateKeyPairSigner()).address;
+    const owner = (await generateKeyPairSigner()).address;
+    await call('surfnet_setAccount', [
+      mint,
+      { lamports: 1_461_600, owner: TOKEN_PROGRAM, data: mintData(4, 90_000n) },
+    ]);
+    assert.deepEqual(await call('surfnet_setTokenAccount', [owner, mint, { amount: 12_345 }]), {
+      context: { apiVersion: '4.3.0', slot: slotNow() },
+      value: null,
+    });
+    const mintInfo = (await call('getAccountInfo', [mint, { encoding: 'jsonParsed' }])) as { value: unknown };
+    assert.deepEqual(mintInfo.value, {
+      data: {
+        parsed: {
+          info: {
+            decimals: 4,
+            freezeAuthority: null,
+            isInitialized: true,
+            mintAuthority: null,
+            supply: '90000',
+          },
+          type: 'mint',
+        },
+        program: 'spl-token',
+        space: 82,
+      },
+      executable: false,
+      lamports: 1461600,
+      owner: TOKEN_PROGRAM,
+      rentEpoch: 18446744073709551615n,
+      space: 82,
+    });
+    const owned = (await call('getTokenAccountsByOwner', [
+      owner,
+      { programId: TOKEN_PROGRAM },
+      { encoding: 'jsonParsed' },
+    ])) as {
+      value: { pubkey: string; account: { data: unknown; lamports: number } }[];
+    };
+    assert.equal(owned.value.length, 1);
+    const ata = owned.value[0]?.pubkey as string;
+    assert.deepEqual(owned.value[0]?.account.data, {
+      parsed: {
+        info: {
+          isNative: false,
+          mint,
+          owner,
+          state: 'initialized',
+          tokenAmount: { amount: '12345', decimals: 4, uiAmount: 1.2345, uiAmountString: '1.2345' },
+        },
+        type: 'account',
+      },
+      program: 'spl-token',
+      space: 165,
+    });
+    assert.equal(owned.value[0]?.account.lamports, 2_039_280);
+    assert.deepEqual(((await call('getTokenAccountBalance', [ata])) as { value: unknown }).value, {
+      amount: '12345',
+      decimals: 4,
+      uiAmount: 1.2345,
+      uiAmountString: '1.2345',
+    });
+    assert.deepEqual(((await call('getTokenSupply', [mint])) as { value: unknown }).value, {
+      amount: '90000',
+      decimals: 4,
+      uiAmount: 9,
+      uiAmountString: '9',
+    });
+    await call('surfnet_setTokenAccount', [owner, mint, { state: 'frozen' }]);
+    const frozen = (await call('getAccountInfo', [ata, { encoding: 'jsonParsed' }])) as {
+      value: { data: { parsed: { info: { state: string; tokenAmount: { amount: string } } } } };
+    };
+    assert.equal(frozen.value.data.parsed.info.state, 'frozen');
+    assert.equal(frozen.value.data.parsed.info.tokenAmount.amount, '12345');
+    assert.deepEqual(await callError('surfnet_setTokenAccount', [owner, owner, { amount: 1 }]), {
+      jsonrpc: '2.0',
+      error: { code: -32602, message: 'Invalid param: the mint does not exist or is not a mint' },
+      id: 7,
+    });
+    assert.deepEqual(await callError('getTokenAccountBalance', [mint]), {
+      jsonrpc: '2.0',
+      error: { code: -32602, message: 'Invalid param: not a Token account' },
+      id: 7,
+    });
+    const program = (await call('getAccountInfo', [TOKEN_PROGRAM, { encoding: 'jsonParsed' }])) as {
+      value: {
+        data: { program: string; parsed: { type: string; info: { programData: string } } };
+        executable: boolean;
+      };
+    };
+    assert.equal(program.value.executable, true);
+    assert.equal(program.value.data.program, 'bpf-upgradeable-loader');
+    assert.equal(program.value.data.parsed.type, 'program');
+  });
+});
+
+describe('transactions', () => {
+  test('preflight failures carry the validator error object; getTransaction follows the version rule', async () => {
+    const payer = await generateKeyPairSigner();
+    await local.cheats.airdrop(payer.address, SOL);
+    const { value: lifetime } = (await call('getLatestBlockhash')) as {
+      value: { blockhash: string; lastValidBlockHeight: number };
+    };
+    const tooMuch = await signTransaction(
+      payer,
+      [
+        getTransferSolInstruction({
+          source: payer,
+          destination: (await generateKeyPairSigner()).address,
+          amount: lamports(2n * SOL),
+        }),
+      ],
+      { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) },
+    );
+    assert.deepEqual(await callError('sendTransaction', [tooMuch.base64, { encoding: 'base64' }]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32002,
+        message: 'Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1',
+        data: {
+          accounts: null,
+          err: { InstructionError: [0, { Custom: 1 }] },
+          fee: null,
+          innerInstructions: null,
+          loadedAccountsDataSize: null,
+          loadedAddresses: null,
+          logs: [
+            'Program 11111111111111111111111111111111 invoke [1]',
+            `Transfer: insufficient lamports ${SOL - 5000n}, need ${2n * SOL}`,
+            'Program 11111111111111111111111111111111 failed: custom program error: 0x1',
+          ],
+          postBalances: null,
+          postTokenBalances: null,
+          preBalances: null,
+          preTokenBalances: null,
+          replacementBlockhash: null,
+          returnData: null,
+          unitsConsumed: 150,
+        },
+      },
+      id: 7,
+    });
+    const to = (await generateKeyPairSigner()).address;
+    const ok = await signTransaction(
+      payer,
+      [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL / 2n) })],
+      {
+        blockhash: lifetime.blockhash,
+        lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight),
+      },
+    );
+    // base58 is the default encoding of sendTransaction.
+    const { encodeBase58 } = await import('../../src/chain/base58.ts');
+    assert.equal(await call('sendTransaction', [encodeBase58(ok.bytes)]), ok.signature);
+    assert.deepEqual(await callError('getTransaction', [ok.signature]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32015,
+        message:
+          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+      },
+      id: 7,
+    });
+    const slot = slotNow();
+    const asJson = (await call('getTransaction', [
+      ok.signature,
+      { maxSupportedTransactionVersion: 0 },
+    ])) as Record<string, unknown>;
+    assert.deepEqual(asJson, {
+      blockTime: local.ledger.unixTimestamp(),
+      meta: {
+        computeUnitsConsumed: 150,
+        err: null,
+        fee: 5000,
+        innerInstructions: [],
+        loadedAddresses: { readonly: [], writable: [] },
+        logMessages: [
+          'Program 11111111111111111111111111111111 invoke [1]',
+          'Program 11111111111111111111111111111111 success',
+        ],
+        postBalances: [Number(SOL / 2n - 5000n), Number(SOL / 2n), 1],
+        postTokenBalances: [],
+        preBalances: [Number(SOL), 0, 1],
+        preTokenBalances: [],
+        rewards: [],
+        status: { Ok: null },
+      },
+      slot,
+      transaction: {
+        message: {
+          accountKeys: [payer.address, to, '11111111111111111111111111111111'],
+          addressTableLookups: [],
+          header: { numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 1, numRequiredSignatures: 1 },
+          instructions: [
+            {
+              accounts: [0, 1],
+              data: encodeBase58(
+                Uint8Array.of(2, 0, 0, 0, ...new Uint8Array(new BigUint64Array([SOL / 2n]).buffer)),
+              ),
+              programIdIndex: 2,
+              stackHeight: null,
+            },
+          ],
+          recentBlockhash: lifetime.blockhash,
+        },
+        signatures: [ok.signature],
+      },
+      version: 0,
+    });
+    const asBase64 = (await call('getTransaction', [
+      ok.signature,
+      { maxSupportedTransactionVersion: 0, encoding: 'base64' },
+    ])) as {
+      transaction: [string, string];
+    };
+    assert.deepEqual(asBase64.transaction, [ok.base64, 'base64']);
+    const statuses = (await call('getSignatureStatuses', [[ok.signature, tooMuch.signature]])) as {
+      value: unknown[];
+    };
+    assert.deepEqual(statuses.value, [
+      { confirmationStatus: 'finalized', confirmations: null, err: null, slot, status: { Ok: null } },
+      null,
+    ]);
+  });
+
+  test('getFeeForMessage prices a message while its blockhash lives', async () => {
+    const payer = await generateKeyPairSigner();
+    const { value: lifetime } = (await call('getLatestBlockhash')) as {
+      value: { blockhash: string; lastValidBlockHeight: number };
+    };
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayer(payer.address, m),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          {
+            blockhash: lifetime.blockhash as never,
+            lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight),
+          },
+          m,
+        ),
+      (m) =>
+        appendTransactionMessageInstructions(
+          [getTransferSolInstruction({ source: payer, destination: payer.address, amount: 1 })],
+          m,
+        ),
+    );
+    const bytes = getCompiledTransactionMessageEncoder().encode(compileTransactionMessage(message));
+    const base64 = getBase64Decoder().decode(bytes);
+    assert.equal(((await call('getFeeForMessage', [base64])) as { value: unknown }).value, 5000);
+    clock.advance(slotsMs(151));
+    assert.equal(((await call('getFeeForMessage', [base64])) as { value: unknown }).value, null);
+  });
+
+  test('surfnet_timeTravel moves slot and clock forward only', async () => {
+    const start = slotNow();
+    const result = await call('surfnet_timeTravel', [{ absoluteSlot: start + 1000 }]);
+    assert.deepEqual(result, {
+      absoluteSlot: start + 1000,
+      blockHeight: start + 1000,
+      epoch: 0,
+      slotIndex: start + 1000,
+      slotsInEpoch: 432000,
+      transactionCount: local.ledger.epochInfo().transactionCount,
+    });
+    const target = local.ledger.chainTimeMs() + 86_400_000;
+    const after = (await call('surfnet_timeTravel', [{ absoluteTimestamp: target }])) as {
+      absoluteSlot: number;
+    };
+    assert.equal(after.absoluteSlot, start + 1000 + 216_000);
+    const clockSysvar = (await call('getAccountInfo', [
+      'SysvarC1ock11111111111111111111111111111111',
+      { encoding: 'base64' },
+    ])) as {
+      value: { data: [string, string] };
+    };
+    const data = Buffer.from(clockSysvar.value.data[0], 'base64');
+    assert.equal(data.readBigUInt64LE(0), BigInt(start + 1000 + 216_000));
+    assert.equal(Number(data.readBigInt64LE(32)), Math.floor(target / 1000));
+    assert.deepEqual(await callError('surfnet_timeTravel', [{ absoluteSlot: start }]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32602,
+        message: `Cannot travel to the past: slot ${start} is before the current slot ${start + 217_000}`,
+      },
+      id: 7,
+    });
+  });
+});
+
+describe('subscriptions', () => {
+  test('@solana/kit sendAndConfirmTransaction confirms over WebSocket; account notifications flow', async () => {
+    const rpc = createSolanaRpc(url) as Rpc<SolanaRpcApi>;
+    const rpcSubscriptions = createSolanaRpcSubscriptions(
+      local.wsUrl as string,
+    ) as RpcSubscriptions<SolanaRpcSubscriptionsApi>;
+    const payer = await generateKeyPairSigner();
+    const to = (await generateKeyPairSigner()).address as Address;
+    await local.cheats.airdrop(payer.address, SOL);
+    const abort = new AbortController();
+    const notifications = await rpcSubscriptions
+      .accountNotifications(to, { encoding: 'base64' })
+      .subscribe({ abortSignal: abort.signal });
+    // kit delivers only notifications that arrive after iteration started.
+    const firstNotification = notifications[Symbol.asyncIterator]().next();
+    const { value: lifetime } = await rpc.getLatestBlockhash().send();
+    const tx = await pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(payer, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+      (m) =>
+        appendTransactionMessageInstructions(
+          [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL / 4n) })],
+          m,
+        ),
+      (m) => signTransactionMessageWithSigners(m),
+    );
+    const sendAndConfirm = sendAndConfirmTransactionFactory({ rpc, rpcSubscriptions });
+    await sendAndConfirm(tx as Parameters<typeof sendAndConfirm>[0], { commitment: 'confirmed' });
+    assert.equal((await rpc.getBalance(to).send()).value, SOL / 4n);
+    const first = await firstNotification;
+    abort.abort();
+    assert.deepEqual(first.value, {
+      context: { slot: BigInt(slotNow()) },
+      value: {
+        data: ['', 'base64'],
+        executable: false,
+        lamports: SOL / 4n,
+        owner: '11111111111111111111111111111111',
+        rentEpoch: 18446744073709551615n,
+        space: 0n,
+      },
+    });
+    const statuses = await rpc.getSignatureStatuses([getSignatureFromTransaction(tx)]).send();
+    assert.equal(statuses.value[0]?.confirmationStatus, 'finalized');
+  });
+});
