@@ -26,6 +26,13 @@ test('the error table is the program header, code for code, name for name', () =
   assert.equal(new Set(fromHeader.map((e) => e.code)).size, fromHeader.length, 'codes are distinct');
 });
 
+test('the design document lists every error code', () => {
+  const doc = readFileSync(new URL('../../../docs/program.md', import.meta.url), 'utf8');
+  for (const [code, { name }] of Object.entries(ROUTER_ERRORS)) {
+    assert.ok(doc.includes(`| ${code} | \`${name}\` |`), `${code} ${name} documented`);
+  }
+});
+
 test('codes and names map both ways, and kit custom errors are recognised', () => {
   assert.equal(ROUTER_ERROR_CODES.StepNotDue, 6037);
   assert.equal(routerErrorName(6037), 'StepNotDue');
