@@ -171,18 +171,22 @@ export function createChainPersistence(options: PersistenceOptions) {
   mkdirSync(dir, { recursive: true });
   acquireLock();
 
+  // The lock names its holder by pid and process start time, so a lock left by a crashed process
+  // whose pid was reused (pid 1 in every container) is recognised as stale.
   function acquireLock() {
+    const me = `${process.pid} ${performance.timeOrigin}`;
     try {
-      writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      writeFileSync(lockPath, me, { flag: 'wx' });
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = Number(readFileSync(lockPath, 'utf8'));
-    if (holder && holder !== process.pid && isAlive(holder)) {
-      throw new ChainDataError(`chain data directory ${dir} is in use by process ${holder}`);
-    }
-    writeFileSync(lockPath, String(process.pid));
+    const [pidText, origin] = readFileSync(lockPath, 'utf8').split(' ');
+    const holder = Number(pidText);
+    const held =
+      holder === process.pid ? origin === String(performance.timeOrigin) : holder > 0 && isAlive(holder);
+    if (held) throw new ChainDataError(`chain data directory ${dir} is in use by process ${holder}`);
+    writeFileSync(lockPath, me);
   }
 
   async function writeAtomically(path: string, data: Uint8Array | string) {
