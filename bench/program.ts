@@ -9,6 +9,7 @@ import {
   getCloseOrchestratorInstruction,
   getExecuteStepAccounts,
   getExecuteStepInstruction,
+  getInitOrchestratorInstruction,
   getMarkFailedInstruction,
   getScreenRouteInstruction,
   getUpdateConfigInstruction,
@@ -180,7 +181,6 @@ async function smallInstructions(variant: RouterProgramVariant) {
     'UpdateConfig',
   );
   const orchestrator = await findOrchestratorPda(source.address);
-  const { getInitOrchestratorInstruction } = await import('../src/chain/router/instructions.ts');
   measured(
     await env.send(source, [getInitOrchestratorInstruction({ source, orchestrator })], { legacy: true }),
     'init',

@@ -32,14 +32,12 @@ export const ROUTER_SYSCALLS = [
   'sol_invoke_signed_c',
   'sol_log_',
   'sol_log_64_',
-  'sol_log_data',
   'sol_log_pubkey',
-  'sol_memcpy_',
   'sol_memset_',
   'sol_set_return_data',
 ] as const;
 
-export const CLANG_FLAGS = [
+const CLANG_FLAGS = [
   '-target',
   'bpf',
   // ALU32 (v3) would emit 32-bit ops whose results sBPF sign-extends.
@@ -57,7 +55,7 @@ export const CLANG_FLAGS = [
 const VERSIONS: readonly SbpfVersion[] = [0, 3];
 
 /** Compiles and links both variants into `outDir`; returns the written file paths. */
-export function buildRouterProgram(options: { clang: string; outDir: string }): string[] {
+function buildRouterProgram(options: { clang: string; outDir: string }): string[] {
   const objDir = join(options.outDir, 'obj');
   mkdirSync(objDir, { recursive: true });
   const sources = readdirSync(sourceDir)

@@ -84,7 +84,6 @@ typedef struct {
 extern void sol_log_(const char *message, u64 len);
 extern void sol_log_64_(u64 a, u64 b, u64 c, u64 d, u64 e);
 extern void sol_log_pubkey(const Pubkey *key);
-extern void sol_log_data(const SignerSeed *fields, u64 count);
 extern u64 sol_invoke_signed_c(const Instruction *instruction, const AccountInfo *account_infos,
                                u64 account_infos_len, const SignerSeeds *signers_seeds,
                                u64 signers_seeds_len);
@@ -92,7 +91,6 @@ extern u64 sol_create_program_address(const SignerSeed *seeds, u64 seeds_len, co
                                       Pubkey *address);
 extern u64 sol_get_clock_sysvar(Clock *clock);
 extern u64 sol_get_rent_sysvar(Rent *rent);
-extern void sol_memcpy_(void *dst, const void *src, u64 len);
 extern void sol_memset_(void *dst, u8 value, u64 len);
 extern void sol_set_return_data(const u8 *data, u64 len);
 
@@ -124,8 +122,6 @@ static inline void key_copy(Pubkey *dst, const Pubkey *src) {
 /* The account's current data length: the serialized length in front of the data, which the
  * runtime keeps up to date across CPIs (the AccountInfo copy is not). */
 static inline u64 account_data_len(const AccountInfo *a) { return load_u64(a->data - 8); }
-
-static inline void set_account_data_len(const AccountInfo *a, u64 len) { *(u64 *)(a->data - 8) = len; }
 
 #define MAX_ACCOUNTS 40
 

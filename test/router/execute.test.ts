@@ -108,7 +108,10 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('10-hop route: every hop on schedule to the recipient, to the base unit', async () => {
       const env = await createRouterEnv(variant);
       const { platform, integrator } = env.wallets;
-      const lamports = { platform: env.lamports(platform.address), integrator: env.lamports(integrator.address) };
+      const lamports = {
+        platform: env.lamports(platform.address),
+        integrator: env.lamports(integrator.address),
+      };
       const fixture = await deployRoute(env, {
         hopCount: 10,
         amount: 5_000_000_001n,

@@ -126,7 +126,7 @@ async function programDataAddress(): Promise<Address> {
 }
 
 /** Records `authority` as the program's upgrade authority (LiteSVM deploys without one). */
-export function setUpgradeAuthority(svm: LiteSVM, programData: Address, authority: Address) {
+function setUpgradeAuthority(svm: LiteSVM, programData: Address, authority: Address) {
   const account = svm.getAccount(programData);
   assert.ok(account.exists, 'program data account');
   const data = new Uint8Array(account.data);

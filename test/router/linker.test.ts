@@ -196,6 +196,18 @@ describe('sBPF linker', () => {
     assert.ok(new TextDecoder().decode(elf).includes('\0sol_log_\0'));
   });
 
+  test('v3 reads the callx register from dst, where clang leaves it in imm', () => {
+    const object = objectFile({
+      text: concat(insn(0x8d, 0, 0, 3), insn(0x95, 0, 0, 0)),
+      symbols: [{ name: 'entrypoint', section: '.text', value: 0, global: true, func: true }],
+      relocations: [],
+    });
+    const v3 = linkSbpf([object], { version: 3, entry: 'entrypoint', syscalls: [] });
+    assert.deepEqual([...v3.subarray(176 + 8, 176 + 16)], [0x8d, 3, 0, 0, 0, 0, 0, 0]);
+    const v0 = linkSbpf([object], { version: 0, entry: 'entrypoint', syscalls: [] });
+    assert.deepEqual([...v0.subarray(232, 240)], [0x8d, 0, 0, 0, 3, 0, 0, 0]);
+  });
+
   test('refuses what the loader would refuse', () => {
     const base = { text: insn(0x95, 0, 0, 0), relocations: [] };
     const entry: SymbolSpec = { name: 'entrypoint', section: '.text', value: 0, global: true, func: true };
