@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  appendTransactionMessageInstructions,
+  type Blockhash,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getAddressEncoder,
+  getTransactionEncoder,
+  type Instruction,
+  type KeyPairSigner,
+  lamports,
+  type Nonce,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  setTransactionMessageLifetimeUsingDurableNonce,
+  signTransactionMessageWithSigners,
+} from '@solana/kit';
+import {
+  getSetComputeUnitLimitInstruction,
+  getSetComputeUnitPriceInstruction,
+} from '@solana-program/compute-budget';
+import {
+  getCreateAccountInstruction,
+  getInitializeNonceAccountInstruction,
+  getTransferSolInstruction,
+  SYSTEM_PROGRAM_ADDRESS,
+} from '@solana-program/system';
+import { createManualClock } from '../../domain/clock.ts';
+import { encodeBase58 } from '../base58.ts';
+import { createLedger, type Ledger } from './ledger.ts';
+
+const SOL = 1_000_000_000n;
+const key = (address: string) => new Uint8Array(getAddressEncoder().encode(address as never));
+
+function setup() {
+  const clock = createManualClock(new Date('2026-07-01T00:00:00.000Z'));
+  const ledger = createLedger({ clock });
+  return { clock, ledger };
+}
+
+async function funded(ledger: Ledger, sol = 10n): Promise<KeyPairSigner> {
+  const signer = await generateKeyPairSigner();
+  const outcome = ledger.airdrop(key(signer.address), sol * SOL);
+  assert.equal(outcome.kind, 'landed');
+  return signer;
+}
+
+async function signed(
+  ledger: Ledger,
+  payer: KeyPairSigner,
+  instructions: Instruction[],
+): Promise<Uint8Array> {
+  const { blockhash, lastValidBlockHeight } = ledger.latestBlockhash();
+  const tx = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(payer, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash(
+        { blockhash: blockhash as Blockhash, lastValidBlockHeight: BigInt(lastValidBlockHeight) },
+        m,
+      ),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+    (m) => signTransactionMessageWithSigners(m),
+  );
+  return new Uint8Array(getTransactionEncoder().encode(tx));
+}
+
+test('slots follow the clock at 400 ms each, and the Clock sysvar follows the slots', () => {
+  const { clock, ledger } = setup();
+  const start = clock.now().getTime();
+  assert.equal(ledger.slot(), 0);
+  clock.advance(399);
+  assert.equal(ledger.slot(), 0);
+  clock.advance(1);
+  assert.equal(ledger.slot(), 1);
+  clock.advance(4000);
+  assert.equal(ledger.slot(), 11);
+  assert.equal(ledger.unixTimestamp(), Math.floor((start + 11 * 400) / 1000));
+  const clockSysvar = ledger.getAccount(key('SysvarC1ock11111111111111111111111111111111'))
+    ?.data as Uint8Array;
+  const view = new DataView(clockSysvar.buffer, clockSysvar.byteOffset);
+  assert.equal(view.getBigUint64(0, true), 11n);
+  assert.equal(view.getBigInt64(32, true), BigInt(Math.floor((start + 11 * 400) / 1000)));
+});
+
+test('a blockhash is accepted for exactly 150 slots after its own', async () => {
+  const { clock, ledger } = setup();
+  const payer = await funded(ledger);
+  const to = (await generateKeyPairSigner()).address;
+  const first = await signed(ledger, payer, [
+    getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL) }),
+  ]);
+  const second = await signed(ledger, payer, [
+    getTransferSolInstruction({ source: payer, destination: to, amount: lamports(2n * SOL) }),
+  ]);
+  clock.advance(150 * 400);
+  assert.equal(ledger.submit(first, { preflight: true }).kind, 'landed');
+  clock.advance(400);
+  const late = ledger.submit(second, { preflight: true });
+  assert.equal(late.kind, 'rejected');
+  assert.equal(late.kind === 'rejected' && late.error.json, 'BlockhashNotFound');
+  assert.equal(ledger.getBalance(key(to)), SOL);
+});
+
+test('the status cache forgets after 300 slots; history still has the transaction', async () => {
+  const { clock, ledger } = setup();
+  const payer = await funded(ledger);
+  const tx = await signed(ledger, payer, [
+    getTransferSolInstruction({
+      source: payer,
+      destination: (await generateKeyPairSigner()).address,
+      amount: lamports(SOL),
+    }),
+  ]);
+  const outcome = ledger.submit(tx, { preflight: true });
+  assert.equal(outcome.kind, 'landed');
+  clock.advance(300 * 400);
+  assert.equal(ledger.signatureStatus(outcome.signature, false)?.signature, outcome.signature);
+  clock.advance(400);
+  assert.equal(ledger.signatureStatus(outcome.signature, false), null);
+  assert.equal(ledger.signatureStatus(outcome.signature, true)?.slot, 0);
+});
+
+test('recorded fees equal what the runtime takes, priority fees included', async () => {
+  const { ledger } = setup();
+  const payer = await funded(ledger);
+  const to = (await generateKeyPairSigner()).address;
+  const cases: [Instruction[], bigint][] = [
+    [[], 5_000n],
+    [
+      [
+        getSetComputeUnitLimitInstruction({ units: 10_000 }),
+        getSetComputeUnitPriceInstruction({ microLamports: 1_000_000n }),
+      ],
+      15_000n,
+    ],
+    // No explicit limit: two builtin instructions at 3,000 units each, price 3 lamports per 1,000 units.
+    [[getSetComputeUnitPriceInstruction({ microLamports: 3_000n })], 5_018n],
+  ];
+  for (const [budget, expectedFee] of cases) {
+    const before = ledger.getBalance(key(payer.address));
+    const tx = await signed(ledger, payer, [
+      ...budget,
+      getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL) }),
+    ]);
+    const outcome = ledger.submit(tx, { preflight: true });
+    assert.equal(outcome.kind, 'landed');
+    assert.equal(outcome.kind === 'landed' && outcome.record.fee, expectedFee);
+    assert.equal(before - ledger.getBalance(key(payer.address)), SOL + expectedFee);
+  }
+});
+
+test('a durable-nonce transaction lands long after any blockhash expired, once', async () => {
+  const { clock, ledger } = setup();
+  const payer = await funded(ledger);
+  const nonceAccount = await generateKeyPairSigner();
+  const create = await signed(ledger, payer, [
+    getCreateAccountInstruction({
+      payer,
+      newAccount: nonceAccount,
+      lamports: ledger.minimumBalanceForRentExemption(80),
+      space: 80,
+      programAddress: SYSTEM_PROGRAM_ADDRESS,
+    }),
+    getInitializeNonceAccountInstruction({
+      nonceAccount: nonceAccount.address,
+      nonceAuthority: payer.address,
+    }),
+  ]);
+  assert.equal(ledger.submit(create, { preflight: true }).kind, 'landed');
+  const nonceData = ledger.getAccount(key(nonceAccount.address))?.data;
+  assert.ok(nonceData);
+  const nonce = encodeBase58(nonceData.subarray(40, 72)) as Nonce;
+  const to = (await generateKeyPairSigner()).address;
+  const tx = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(payer, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingDurableNonce(
+        { nonce, nonceAccountAddress: nonceAccount.address, nonceAuthorityAddress: payer.address },
+        m,
+      ),
+    (m) =>
+      appendTransactionMessageInstructions(
+        [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL) })],
+        m,
+      ),
+    (m) => signTransactionMessageWithSigners(m),
+  );
+  const bytes = new Uint8Array(getTransactionEncoder().encode(tx));
+  clock.advance(1000 * 400);
+  assert.equal(ledger.submit(bytes, { preflight: true }).kind, 'landed');
+  assert.equal(ledger.getBalance(key(to)), SOL);
+  const again = ledger.submit(bytes, { preflight: true });
+  assert.equal(again.kind, 'rejected');
+  assert.equal(ledger.getBalance(key(to)), SOL);
+});

@@ -1,0 +1,81 @@
+import type { Address } from '@solana/kit';
+import type { SolCosts } from '../domain/sol-costs.ts';
+import { ChainError } from './errors.ts';
+import { LAMPORTS_PER_SIGNATURE, routeFootprint } from './router/footprint.ts';
+import type { MintReader, RentReader } from './types.ts';
+
+const RENT_CACHE_MS = 10 * 60_000;
+const MAX_CACHED_MINTS = 10_000;
+
+/**
+ * Mint decimals for quoting, cached: a mint's decimals never change, so one chain read per mint is
+ * enough. Resolves null when the chain says there is no mint at that address; throws when the
+ * chain cannot answer (the caller then falls back to a default).
+ */
+export function createMintDecimalsReader(chain: MintReader) {
+  const known = new Map<string, number>();
+  return {
+    async getMintDecimals(mint: string, options: { signal?: AbortSignal } = {}): Promise<number | null> {
+      const cached = known.get(mint);
+      if (cached !== undefined) return cached;
+      try {
+        const decimals = await chain.getMintDecimals(mint as Address, options);
+        if (known.size >= MAX_CACHED_MINTS) known.clear();
+        known.set(mint, decimals);
+        return decimals;
+      } catch (error) {
+        if (error instanceof ChainError && (error.code === 'CHAIN_ACCOUNT_NOT_FOUND' || error.code === 'CHAIN_INVALID_ACCOUNT')) {
+          return null;
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+/**
+ * The SOL side of the fee estimate from the chain's real rent figures (cached briefly: the rent
+ * sysvar practically never changes) and the router's real account sizes.
+ */
+export function createSolCostEstimator(deps: {
+  chain: RentReader;
+  /** Priority fee in micro-lamports per compute unit (0: none). */
+  priorityFeeMicroLamportsPerCu: bigint;
+  now?: () => number;
+}) {
+  const now = deps.now ?? Date.now;
+  const rents = new Map<number, { lamports: bigint; until: number }>();
+  async function rent(size: number, signal?: AbortSignal): Promise<bigint> {
+    const cached = rents.get(size);
+    if (cached && cached.until > now()) return cached.lamports;
+    const lamports = BigInt(await deps.chain.getMinimumBalanceForRentExemption(size, signal ? { signal } : {}));
+    rents.set(size, { lamports, until: now() + RENT_CACHE_MS });
+    return lamports;
+  }
+
+  return {
+    async estimate(input: { hops: number; protocolFlatFeeLamports: bigint }, signal?: AbortSignal): Promise<SolCosts> {
+      const footprint = routeFootprint(input.hops);
+      const sizes = [...new Set([...footprint.routeInitAccountSizes, footprint.orchestratorAccountSize, footprint.tokenAccountSize])];
+      const rentBySize = new Map(await Promise.all(sizes.map(async (size) => [size, await rent(size, signal)] as const)));
+      const rentOf = (size: number) => rentBySize.get(size)!;
+      const routeInitRentLamports = footprint.routeInitAccountSizes.reduce((sum, size) => sum + rentOf(size), 0n);
+      const orchestratorRentLamports = rentOf(footprint.orchestratorAccountSize);
+      const tokenAccountRent = rentOf(footprint.tokenAccountSize);
+      const priorityFeesLamports =
+        (BigInt(footprint.computeUnits) * deps.priorityFeeMicroLamportsPerCu + 999_999n) / 1_000_000n;
+      return {
+        breakdown: {
+          routeInitRentLamports,
+          orchestratorRentLamports,
+          ataRentLamports: tokenAccountRent * BigInt(footprint.tokenAccounts),
+          transactionFeesLamports: LAMPORTS_PER_SIGNATURE * BigInt(footprint.signatures),
+          priorityFeesLamports,
+          protocolFlatFeeLamports: input.protocolFlatFeeLamports,
+        },
+        refundableLamports:
+          routeInitRentLamports + orchestratorRentLamports + tokenAccountRent * BigInt(footprint.refundableTokenAccounts),
+      };
+    },
+  };
+}
