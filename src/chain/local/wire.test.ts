@@ -33,25 +33,28 @@ async function sample(
   const payer = signer ?? (await generateKeyPairSigner());
   const to = (await generateKeyPairSigner()).address;
   const table = (await generateKeyPairSigner()).address;
-  const tx = await pipe(
-    createTransactionMessage({ version }),
+  const transfer = getTransferSolInstruction({ source: payer, destination: to, amount: lamports(5n) });
+  const lifetime = { blockhash: blockhash as Blockhash, lastValidBlockHeight: 10n };
+  const legacyMessage = pipe(
+    createTransactionMessage({ version: 'legacy' }),
     (m) => setTransactionMessageFeePayerSigner(payer, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: blockhash as Blockhash, lastValidBlockHeight: 10n },
-        m,
-      ),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(5n) })],
-        m,
-      ),
-    (m) =>
-      withLookups && m.version === 0
-        ? compressTransactionMessageUsingAddressLookupTables(m, { [table]: [to] })
-        : m,
-    (m) => signTransactionMessageWithSigners(m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+    (m) => appendTransactionMessageInstructions([transfer], m),
   );
+  const v0Message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(payer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+    (m) => appendTransactionMessageInstructions([transfer], m),
+  );
+  const tx =
+    version === 'legacy'
+      ? await signTransactionMessageWithSigners(legacyMessage)
+      : await signTransactionMessageWithSigners(
+          withLookups
+            ? compressTransactionMessageUsingAddressLookupTables(v0Message, { [table]: [to] })
+            : v0Message,
+        );
   return { bytes: new Uint8Array(getTransactionEncoder().encode(tx)), messageBytes: tx.messageBytes };
 }
 
@@ -87,7 +90,11 @@ test('parses legacy and v0 transactions (with lookups) exactly as @solana/kit de
         accountIndices: [...ix.accounts],
         data: [...ix.data],
       })),
-      kit.instructions.map((ix) => ({
+      (
+        kit as {
+          instructions: { programAddressIndex: number; accountIndices?: number[]; data?: Uint8Array }[];
+        }
+      ).instructions.map((ix) => ({
         programAddressIndex: ix.programAddressIndex,
         accountIndices: [...(ix.accountIndices ?? [])],
         data: [...(ix.data ?? [])],
