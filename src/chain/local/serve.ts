@@ -1,0 +1,56 @@
+// `npm run localnet`: the local chain's JSON-RPC endpoint alone, without the service.
+//
+//   npm run localnet -- [--port 8899] [--host 127.0.0.1] [--data-dir ./data/chain | --ephemeral]
+//                       [--program <programId>=<path/to/program.so>]...
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import type { ProgramDeployment } from './ledger.ts';
+import { startLocalChain } from './start.ts';
+
+/** Parses the command line, starts the chain, and stops it cleanly on SIGINT/SIGTERM. */
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string', default: '8899' },
+      'ws-port': { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'data-dir': { type: 'string', default: './data/chain' },
+      ephemeral: { type: 'boolean', default: false },
+      program: { type: 'string', multiple: true, default: [] },
+      quiet: { type: 'boolean', default: false },
+    },
+  });
+  const log = pino({ level: values.quiet ? 'warn' : 'info', base: { component: 'localnet' } });
+  const programs: ProgramDeployment[] = [];
+  for (const spec of values.program) {
+    const [programId, path] = spec.split('=');
+    if (!programId || !path) throw new Error(`--program expects <programId>=<path.so>, got ${spec}`);
+    programs.push({ programId, elf: await readFile(path) });
+  }
+  const local = await startLocalChain({
+    dataDir: values.ephemeral ? undefined : values['data-dir'],
+    host: values.host,
+    rpcPort: Number(values.port),
+    wsPort: values['ws-port'] === undefined ? undefined : Number(values['ws-port']),
+    programs,
+    log,
+  });
+  // One plain line that tools (and the bench) can read the addresses from.
+  process.stdout.write(`localnet ready rpcUrl=${local.rpcUrl} wsUrl=${local.wsUrl}\n`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping the local chain');
+    await local.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
