@@ -99,6 +99,15 @@ const envSchema = z.object({
     .max(24 * 3600)
     .default(900),
   WORKERS_ENABLED: booleanFlag.default(true),
+  // Chain: an RPC endpoint, or the embedded local chain when RPC_URL is unset.
+  RPC_URL: httpUrl,
+  CLUSTER: z.enum(['mainnet', 'devnet', 'testnet', 'localnet']).optional(),
+  LOCAL_RPC_PORT: port.default(8899),
+  ROUTER_PROGRAM_ID: optionalString.refine(
+    (value) => value === undefined || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value),
+    'must be a base58 program address',
+  ),
+  PRIORITY_FEE_MICROLAMPORTS_PER_CU: z.coerce.number().int().min(0).max(100_000_000).default(0),
   // Fees (defaults: decisions' schedule).
   FEE_TIERS: jsonVariable(feeScheduleOverridesSchema.shape.tiers),
   FEE_FLAT_LAMPORTS_PER_HOP: optionalString,
@@ -172,6 +181,13 @@ function toConfig(env: z.infer<typeof envSchema>) {
     workersEnabled: env.WORKERS_ENABLED,
     feeSchedule: feeScheduleFrom(env),
     prices: priceConfigFrom(env),
+    chain: {
+      rpcUrl: env.RPC_URL,
+      cluster: env.CLUSTER ?? (env.RPC_URL ? 'mainnet' : 'localnet'),
+      localRpcPort: env.LOCAL_RPC_PORT,
+      routerProgramId: env.ROUTER_PROGRAM_ID,
+      priorityFeeMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_MICROLAMPORTS_PER_CU),
+    },
     webhookPolicy:
       env.MODE === 'production'
         ? { requireHttps: true, allowPrivateNetworks: false }
@@ -212,7 +228,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!config.database.url) problems.push('DATABASE_URL is required in production mode');
     if (!config.adminToken) problems.push('ADMIN_TOKEN is required in production mode');
     if (!config.encryptionKey) problems.push('ENCRYPTION_KEY is required in production mode');
+    if (!config.chain.rpcUrl)
+      problems.push('RPC_URL is required in production mode (the embedded chain is for local use)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** What the admin CLI needs: where the service is and the admin token (flags override these). */
+export function loadCliDefaults(env: Record<string, string | undefined> = process.env) {
+  const host = env.HOST && env.HOST !== '0.0.0.0' ? env.HOST : '127.0.0.1';
+  return {
+    url: env.TRANSFER_ROUTER_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT ?? '8080'}`,
+    adminToken: env.ADMIN_TOKEN,
+    dataDir: resolve(env.DATA_DIR ?? './data'),
+  };
 }

@@ -2,33 +2,49 @@ import type { Address } from '@solana/kit';
 import type { SolCosts } from '../domain/sol-costs.ts';
 import { ChainError } from './errors.ts';
 import { LAMPORTS_PER_SIGNATURE, routeFootprint } from './router/footprint.ts';
+import { TOKEN_PROGRAM_ADDRESS } from './router/instructions.ts';
 import type { MintReader, RentReader } from './types.ts';
 
 const RENT_CACHE_MS = 10 * 60_000;
 const MAX_CACHED_MINTS = 10_000;
 
+/** What quoting needs to know of a mint: its decimals, and whether the router can move its tokens. */
+export type MintLookup =
+  | { kind: 'mint'; decimals: number }
+  | { kind: 'missing' }
+  | { kind: 'unsupported'; reason: string };
+
 /**
- * Mint decimals for quoting, cached: a mint's decimals never change, so one chain read per mint is
- * enough. Resolves null when the chain says there is no mint at that address; throws when the
- * chain cannot answer (the caller then falls back to a default).
+ * Mints for quoting, cached: a mint's decimals and token program never change, so one chain read
+ * per mint is enough. Throws when the chain cannot answer (the caller then falls back to a
+ * default).
  */
-export function createMintDecimalsReader(chain: MintReader) {
-  const known = new Map<string, number>();
+export function createMintLookup(chain: MintReader) {
+  const known = new Map<string, MintLookup>();
   return {
-    async getMintDecimals(mint: string, options: { signal?: AbortSignal } = {}): Promise<number | null> {
+    async lookupMint(mint: string, options: { signal?: AbortSignal } = {}): Promise<MintLookup> {
       const cached = known.get(mint);
-      if (cached !== undefined) return cached;
+      if (cached) return cached;
+      let result: MintLookup;
       try {
-        const decimals = await chain.getMintDecimals(mint as Address, options);
-        if (known.size >= MAX_CACHED_MINTS) known.clear();
-        known.set(mint, decimals);
-        return decimals;
+        const info = await chain.getMint(mint as Address, options);
+        result =
+          info.programAddress === TOKEN_PROGRAM_ADDRESS
+            ? { kind: 'mint', decimals: info.decimals }
+            : {
+                kind: 'unsupported',
+                reason: 'only SPL Token mints are supported (this mint belongs to another token program)',
+              };
       } catch (error) {
-        if (error instanceof ChainError && (error.code === 'CHAIN_ACCOUNT_NOT_FOUND' || error.code === 'CHAIN_INVALID_ACCOUNT')) {
-          return null;
-        }
-        throw error;
+        if (!(error instanceof ChainError)) throw error;
+        if (error.code === 'CHAIN_ACCOUNT_NOT_FOUND') result = { kind: 'missing' };
+        else if (error.code === 'CHAIN_INVALID_ACCOUNT')
+          result = { kind: 'unsupported', reason: 'the account is not a token mint' };
+        else throw error;
       }
+      if (known.size >= MAX_CACHED_MINTS) known.clear();
+      known.set(mint, result);
+      return result;
     },
   };
 }
@@ -48,18 +64,34 @@ export function createSolCostEstimator(deps: {
   async function rent(size: number, signal?: AbortSignal): Promise<bigint> {
     const cached = rents.get(size);
     if (cached && cached.until > now()) return cached.lamports;
-    const lamports = BigInt(await deps.chain.getMinimumBalanceForRentExemption(size, signal ? { signal } : {}));
+    const lamports = BigInt(
+      await deps.chain.getMinimumBalanceForRentExemption(size, signal ? { signal } : {}),
+    );
     rents.set(size, { lamports, until: now() + RENT_CACHE_MS });
     return lamports;
   }
 
   return {
-    async estimate(input: { hops: number; protocolFlatFeeLamports: bigint }, signal?: AbortSignal): Promise<SolCosts> {
+    async estimate(
+      input: { hops: number; protocolFlatFeeLamports: bigint },
+      signal?: AbortSignal,
+    ): Promise<SolCosts> {
       const footprint = routeFootprint(input.hops);
-      const sizes = [...new Set([...footprint.routeInitAccountSizes, footprint.orchestratorAccountSize, footprint.tokenAccountSize])];
-      const rentBySize = new Map(await Promise.all(sizes.map(async (size) => [size, await rent(size, signal)] as const)));
+      const sizes = [
+        ...new Set([
+          ...footprint.routeInitAccountSizes,
+          footprint.orchestratorAccountSize,
+          footprint.tokenAccountSize,
+        ]),
+      ];
+      const rentBySize = new Map(
+        await Promise.all(sizes.map(async (size) => [size, await rent(size, signal)] as const)),
+      );
       const rentOf = (size: number) => rentBySize.get(size)!;
-      const routeInitRentLamports = footprint.routeInitAccountSizes.reduce((sum, size) => sum + rentOf(size), 0n);
+      const routeInitRentLamports = footprint.routeInitAccountSizes.reduce(
+        (sum, size) => sum + rentOf(size),
+        0n,
+      );
       const orchestratorRentLamports = rentOf(footprint.orchestratorAccountSize);
       const tokenAccountRent = rentOf(footprint.tokenAccountSize);
       const priorityFeesLamports =
@@ -74,7 +106,9 @@ export function createSolCostEstimator(deps: {
           protocolFlatFeeLamports: input.protocolFlatFeeLamports,
         },
         refundableLamports:
-          routeInitRentLamports + orchestratorRentLamports + tokenAccountRent * BigInt(footprint.refundableTokenAccounts),
+          routeInitRentLamports +
+          orchestratorRentLamports +
+          tokenAccountRent * BigInt(footprint.refundableTokenAccounts),
       };
     },
   };

@@ -20,6 +20,12 @@ export const integrationSettingsSchema = z
       .max(7 * 24 * 3600)
       .optional()
       .describe('Arrival delay used when a create request omits it (default 600).'),
+    rateLimitMultiplier: z
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('Multiplies every per-endpoint rate limit of this integration (default 1).'),
     fees: feeScheduleOverridesSchema
       .optional()
       .describe(
@@ -33,11 +39,13 @@ export type IntegrationSettingsInput = z.infer<typeof integrationSettingsSchema>
 export const DEFAULT_INTEGRATION_SETTINGS = {
   defaultHops: 7,
   defaultArrivalSeconds: 600,
+  rateLimitMultiplier: 1,
 } as const;
 
 export type IntegrationSettings = {
   defaultHops: number;
   defaultArrivalSeconds: number;
+  rateLimitMultiplier: number;
   fees: FeeScheduleOverrides;
 };
 

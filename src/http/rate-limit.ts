@@ -1,5 +1,5 @@
 import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../domain/errors.ts';
 
@@ -35,9 +35,18 @@ export const RATE_LIMITS = {
   usage: 30,
 } as const;
 
-/** The route config entry for an endpoint's limit. */
+/**
+ * The route config entry for an endpoint's limit: the base number times the integration's
+ * `rateLimitMultiplier` setting (1 unless an operator raised it).
+ */
 export function limit(endpoint: keyof typeof RATE_LIMITS) {
-  return { rateLimit: { max: RATE_LIMITS[endpoint], timeWindow: WINDOW_MS } };
+  const base = RATE_LIMITS[endpoint];
+  return {
+    rateLimit: {
+      max: (request: FastifyRequest) => base * request.auth.settings.rateLimitMultiplier,
+      timeWindow: WINDOW_MS,
+    },
+  };
 }
 
 /**

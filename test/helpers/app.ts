@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
+import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { type AppDeps, buildApp } from '../../src/http/app.ts';
@@ -20,6 +22,8 @@ export interface TestApp {
   database: TestDatabase;
   store: Store;
   clock: ReturnType<typeof createManualClock>;
+  /** The embedded chain the app reads (in process, following the test's clock). */
+  chain: LocalChain;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
   /** Creates an API key for an integration (through the admin API). */
@@ -56,15 +60,12 @@ export type TestAppOptions = Partial<
 /** A fresh key for idempotent POSTs. */
 export const idempotencyKey = () => `test-${randomBytes(8).toString('hex')}`;
 
-const unavailable = (what: string) => () => {
-  throw new Error(`${what} is not available in this test`);
-};
-
 /** Builds the real app on a fresh PostgreSQL database, with a manual clock. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
+  const chain = await startLocalChain({ serve: false, autoTick: false, clock });
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(randomBytes(32)),
@@ -90,8 +91,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     redis: options.redis,
     rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}:`,
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
-    mints: options.mints ?? { getMintDecimals: unavailable('the chain') },
-    solCosts: options.solCosts ?? { estimate: unavailable('the chain') },
+    mints: options.mints ?? createMintLookup(chain.chain),
+    solCosts:
+      options.solCosts ?? createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
     webhookSender: sender,
     ...(options.readinessChecks ? { readinessChecks: options.readinessChecks } : {}),
   });
@@ -114,6 +116,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     database,
     store,
     clock,
+    chain,
     createIntegration: (settings) =>
       adminPost('/admin/v1/integrations', {
         name: `integration-${randomBytes(3).toString('hex')}`,
@@ -129,6 +132,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await sender.close();
+      await chain.close();
       if (!options.database) await database.drop();
     },
   };

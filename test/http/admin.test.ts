@@ -20,7 +20,7 @@ describe('admin API', () => {
       id: body.id,
       name: 'Acme Wallet',
       status: 'active',
-      settings: { defaultHops: 7, defaultArrivalSeconds: 600, fees: {} },
+      settings: { defaultHops: 7, defaultArrivalSeconds: 600, rateLimitMultiplier: 1, fees: {} },
       createdAt: '2026-06-01T12:00:00.000Z',
       updatedAt: '2026-06-01T12:00:00.000Z',
     });
@@ -68,6 +68,7 @@ describe('admin API', () => {
     assert.deepEqual(patched.json().settings, {
       defaultHops: 4,
       defaultArrivalSeconds: 900,
+      rateLimitMultiplier: 1,
       fees: { integratorShareBps: 5000 },
     });
     const reset = await admin('PATCH', `/admin/v1/integrations/${id}`, { settings: { defaultHops: null } });

@@ -159,7 +159,7 @@ describe('malformed requests get the envelope, never a 500', () => {
 describe('failures of the service itself', () => {
   test('an unexpected error is MH_090 and leaks nothing', async () => {
     const t = await createTestApp({
-      mints: { getMintDecimals: async () => 9 },
+      mints: { lookupMint: async () => ({ kind: 'mint', decimals: 9 }) },
       solCosts: {
         estimate: async () => {
           throw new TypeError('secret internal detail: connection string postgres://user:pw@db');

@@ -47,6 +47,13 @@ describe('rate limits in process', () => {
     assert.equal((await sibling.get('/api/v1/usage')).statusCode, 200, 'another key has its own budget');
   });
 
+  test('an integration with a raised rate limit gets its multiple', async () => {
+    const caller = await t.newCaller('test', { rateLimitMultiplier: 3 });
+    const response = await caller.get('/api/v1/webhooks');
+    assert.equal(response.headers['ratelimit-limit'], '90');
+    assert.equal(response.headers['ratelimit-remaining'], '89');
+  });
+
   test('the spec numbers apply: GET /transfers/{id} 60, POST /transfers 10', async () => {
     const caller = await t.newCaller();
     const get = await caller.get('/api/v1/transfers/1');

@@ -15,6 +15,7 @@ const integrationSchema = z.object({
   settings: z.object({
     defaultHops: z.int(),
     defaultArrivalSeconds: z.int(),
+    rateLimitMultiplier: z.int(),
     fees: z
       .record(z.string(), z.unknown())
       .describe('Fee schedule overrides; empty when the deployment defaults apply.'),

@@ -1,3 +1,4 @@
+import type { MintLookup } from '../../../chain/quote-reads.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { type FeeQuote, type FeeSchedule, mergeFeeSchedule, quoteFees } from '../../../domain/fees.ts';
 import type { PriceResolver } from '../../../prices/resolver.ts';
@@ -5,13 +6,13 @@ import type { PriceQuote } from '../../../prices/types.ts';
 import { NATIVE_SOL_MINT } from '../../../prices/types.ts';
 import type { AuthContext } from '../../auth.ts';
 
-/** Reads a mint's decimals on chain: null when no mint account exists there; throws when the chain cannot answer. */
-export interface MintDecimalsReader {
-  getMintDecimals(mint: string, options?: { signal?: AbortSignal }): Promise<number | null>;
+/** Looks a mint up on chain; throws when the chain cannot answer. */
+export interface MintLookupReader {
+  lookupMint(mint: string, options?: { signal?: AbortSignal }): Promise<MintLookup>;
 }
 
 export interface PricingDeps {
-  mints: MintDecimalsReader;
+  mints: MintLookupReader;
   prices: PriceResolver;
   /** The deployment's schedule; an integration's `fees` settings override it. */
   feeSchedule: FeeSchedule;
@@ -41,13 +42,13 @@ async function resolveDecimals(
   input: PricingInput,
   signal?: AbortSignal,
 ): Promise<number> {
-  let onChain: number | null;
+  let mint: MintLookup;
   try {
-    onChain = await deps.mints.getMintDecimals(input.tokenMint, { signal });
+    mint = await deps.mints.lookupMint(input.tokenMint, signal ? { signal } : {});
   } catch {
     return input.tokenDecimals ?? (input.tokenMint === NATIVE_SOL_MINT ? 9 : 6);
   }
-  if (onChain === null) {
+  if (mint.kind === 'missing') {
     throw new AppError(
       'MH_010',
       `Unsupported token mint: no mint account exists at ${input.tokenMint} on this cluster.`,
@@ -56,6 +57,12 @@ async function resolveDecimals(
       },
     );
   }
+  if (mint.kind === 'unsupported') {
+    throw new AppError('MH_010', `Unsupported token mint ${input.tokenMint}: ${mint.reason}.`, {
+      param: 'tokenMint',
+    });
+  }
+  const onChain = mint.decimals;
   if (input.tokenDecimals !== undefined && input.tokenDecimals !== onChain) {
     throw new AppError(
       'MH_016',

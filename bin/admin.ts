@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { adminTokenPath } from '../src/bootstrap.ts';
+import { loadCliDefaults } from '../src/config.ts';
+
+const USAGE = `Transfer Router admin CLI
+
+Usage: transfer-router-admin <command> [arguments] [options]
+       npm run admin -- <command> [arguments] [options]
+
+Commands:
+  integrations list
+  integrations show <id>
+  integrations create --name <name> [--settings <json>]
+  integrations update <id> [--name <name>] [--settings <json>]   (a setting set to null returns to its default)
+  integrations suspend <id>
+  integrations resume <id>
+  keys list <integrationId>
+  keys create <integrationId> --mode test|live                  (prints the key once)
+  keys revoke <keyId>
+
+Options:
+  --url <url>       the service (default $TRANSFER_ROUTER_URL or http://$HOST:$PORT)
+  --token <token>   admin token (default $ADMIN_TOKEN, else the local token in $DATA_DIR/admin-token)
+  -h, --help`;
+
+type Call = { method: 'GET' | 'POST' | 'PATCH'; path: string; body?: unknown };
+
+/** Maps the command line to one admin API call. */
+function toCall(positionals: string[], values: { name?: string; settings?: string; mode?: string }): Call {
+  const [group, action, id] = positionals;
+  const need = (value: string | undefined, what: string) => {
+    if (!value) throw new UsageError(`missing ${what}`);
+    return value;
+  };
+  const settings = () => {
+    if (values.settings === undefined) return {};
+    try {
+      return { settings: JSON.parse(values.settings) };
+    } catch {
+      throw new UsageError('--settings must be JSON, e.g. \'{"defaultHops":5}\'');
+    }
+  };
+  switch (`${group} ${action}`) {
+    case 'integrations list':
+      return { method: 'GET', path: '/admin/v1/integrations' };
+    case 'integrations show':
+      return { method: 'GET', path: `/admin/v1/integrations/${need(id, '<id>')}` };
+    case 'integrations create':
+      return {
+        method: 'POST',
+        path: '/admin/v1/integrations',
+        body: { name: need(values.name, '--name'), ...settings() },
+      };
+    case 'integrations update':
+      return {
+        method: 'PATCH',
+        path: `/admin/v1/integrations/${need(id, '<id>')}`,
+        body: { ...(values.name ? { name: values.name } : {}), ...settings() },
+      };
+    case 'integrations suspend':
+    case 'integrations resume':
+      return { method: 'POST', path: `/admin/v1/integrations/${need(id, '<id>')}/${action}` };
+    case 'keys list':
+      return { method: 'GET', path: `/admin/v1/integrations/${need(id, '<integrationId>')}/keys` };
+    case 'keys create':
+      return {
+        method: 'POST',
+        path: `/admin/v1/integrations/${need(id, '<integrationId>')}/keys`,
+        body: { mode: need(values.mode, '--mode test|live') },
+      };
+    case 'keys revoke':
+      return { method: 'POST', path: `/admin/v1/keys/${need(id, '<keyId>')}/revoke` };
+    default:
+      throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}`);
+  }
+}
+
+class UsageError extends Error {}
+
+async function adminToken(explicit: string | undefined): Promise<string> {
+  const defaults = loadCliDefaults();
+  const token = explicit ?? defaults.adminToken;
+  if (token) return token;
+  try {
+    return (await readFile(adminTokenPath(defaults.dataDir), 'utf8')).trim();
+  } catch {
+    throw new UsageError(
+      `no admin token: pass --token, set ADMIN_TOKEN, or run in the directory whose data/ the local service created (looked in ${adminTokenPath(defaults.dataDir)})`,
+    );
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      name: { type: 'string' },
+      settings: { type: 'string' },
+      mode: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  const call = toCall(positionals, values);
+  const base = (values.url ?? loadCliDefaults().url).replace(/\/$/, '');
+  const response = await fetch(`${base}${call.path}`, {
+    method: call.method,
+    headers: {
+      authorization: `Bearer ${await adminToken(values.token)}`,
+      ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(call.method === 'POST' ? { 'idempotency-key': `cli-${randomBytes(12).toString('hex')}` } : {}),
+    },
+    ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+  });
+  const text = await response.text();
+  let output = text;
+  try {
+    output = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // Not JSON: print as received.
+  }
+  (response.ok ? process.stdout : process.stderr).write(`${output}\n`);
+  return response.ok ? 0 : 1;
+}
+
+run(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof UsageError || error instanceof TypeError ? error.message : String(error);
+    process.stderr.write(`error: ${message}\n${error instanceof UsageError ? `\n${USAGE}\n` : ''}`);
+    process.exit(2);
+  },
+);
