@@ -1,4 +1,5 @@
 import type { KeyMode } from './api-keys.ts';
+import { AppError } from './errors.ts';
 
 /** Status values of the API. */
 export const TRANSFER_STATUSES = [
@@ -129,6 +130,20 @@ export function reportsRecovery(phase: TransferPhase): boolean {
 /** A quote expires once `expiresAt` has passed while nothing of it is on chain. */
 export function isExpiredQuote(transfer: Pick<Transfer, 'status' | 'expiresAt'>, now: Date): boolean {
   return transfer.status === 'quote' && transfer.expiresAt.getTime() <= now.getTime();
+}
+
+/**
+ * Refuses any further use of an expired transfer with MH_034, including a quote whose `expiresAt`
+ * has passed before the expiry worker got to it.
+ */
+export function assertNotExpired(transfer: Pick<Transfer, 'id' | 'status' | 'expiresAt'>, now: Date): void {
+  if (transfer.status === 'expired' || isExpiredQuote(transfer, now)) {
+    throw new AppError(
+      'MH_034',
+      `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()}. Create a new transfer for a fresh quote.`,
+      { param: 'transferId' },
+    );
+  }
 }
 
 const SUPPORT_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';

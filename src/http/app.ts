@@ -96,6 +96,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // While shutting down, answers that were in flight end their keep-alive connection, so the
+  // server can close as soon as the last one is sent instead of waiting for idle clients.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {
@@ -127,7 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) => describeApiConventions(jsonSchemaTransformObject(input) as OpenApiDocument),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -187,6 +197,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (adminToken) {
     await app.register(
       async (admin) => {
+        // The admin API is for operators (docs/operations.md), not part of the public reference.
+        admin.addHook('onRoute', (route) => {
+          route.schema = { ...route.schema, hide: true };
+        });
         admin.addHook('onRequest', async (request) => assertAdmin(request, adminToken));
         registerIdempotency(admin, {
           store: deps.store.idempotency,
@@ -203,6 +217,38 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   }
   return app;
+}
+
+type OpenApiOperation = { parameters?: unknown[]; security?: unknown[]; description?: string };
+type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> };
+
+/** Routes whose POST honours an Idempotency-Key without requiring one (decision C7). */
+const OPTIONAL_IDEMPOTENCY = new Set(['/api/v1/transfers/estimate']);
+
+/**
+ * Adds to the generated document what the API's hooks enforce rather than its schemas: the API-key
+ * security of every /api/v1 operation and the Idempotency-Key header of POSTs.
+ */
+function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith('/api/v1/')) continue;
+    for (const [method, operation] of Object.entries(operations)) {
+      operation.security = [{ apiKey: [] }, { bearer: [] }];
+      if (method !== 'post') continue;
+      operation.parameters = [
+        ...(operation.parameters ?? []),
+        {
+          in: 'header',
+          name: 'Idempotency-Key',
+          required: !OPTIONAL_IDEMPOTENCY.has(path),
+          description:
+            '8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for 24 h with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072.',
+          schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{8,64}$' },
+        },
+      ];
+    }
+  }
+  return document;
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

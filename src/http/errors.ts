@@ -118,7 +118,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (known) {
     return new AppError('MH_016', known.message, known.status === 400 ? {} : { status: known.status });
   }
-  if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return new AppError('MH_016', `The request body is not valid JSON: ${(error as Error).message}`, {
       param: 'body',
     });

@@ -44,7 +44,8 @@ const resendBody = z
       ),
   })
   .strict()
-  .default({});
+  // The body may be left out altogether.
+  .nullish();
 
 /** `GET /events` and `POST /events/{eventId}/resend`. */
 export async function eventRoutes(app: FastifyInstance, deps: { deliveries: DeliveryStore; clock: Clock }) {
@@ -102,7 +103,7 @@ export async function eventRoutes(app: FastifyInstance, deps: { deliveries: Deli
     async (request) => {
       const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
       const { eventId } = request.params;
-      const { endpointId } = request.body;
+      const endpointId = request.body?.endpointId;
       const outcome = await deps.deliveries.resend(owner, eventId, endpointId, deps.clock.now());
       if ('refused' in outcome) {
         switch (outcome.refused) {

@@ -27,7 +27,8 @@ const rotateBody = z
       ),
   })
   .strict()
-  .default({ overlapSeconds: DEFAULT_SECRET_OVERLAP_SECONDS });
+  // The body may be left out altogether.
+  .nullish();
 
 const rotatedSchema = webhookEndpointSchema
   .extend({
@@ -64,7 +65,7 @@ export async function webhookEndpointActionRoutes(
       const secret = newWebhookSecret();
       const endpoint = await deps.webhooks.rotateSecret(owner, request.params.endpointId, {
         secret,
-        overlapMs: request.body.overlapSeconds * 1000,
+        overlapMs: (request.body?.overlapSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS) * 1000,
         now: deps.clock.now(),
       });
       if (!endpoint) throw endpointNotFound(request.params.endpointId);

@@ -11,7 +11,7 @@ export const address = (what: string) =>
 /** An amount in base units: a decimal integer string that fits in a u64, decoded to bigint. */
 export const amountRawInput = z
   .string()
-  .regex(/^\d{1,20}$/, { error: 'must be an integer string of base units, e.g. "1500000"' })
+  .regex(/^\d{1,20}$/, { error: 'must be an integer string of base units, e.g. "1500000"', abort: true })
   .refine((value) => BigInt(value) <= U64_MAX, { error: 'must not exceed 18446744073709551615' })
   .transform((value) => BigInt(value));
 

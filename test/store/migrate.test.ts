@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import pg from 'pg';
+import { createPostgresDb } from '../../src/store/db.ts';
+import { migrate, readMigrations } from '../../src/store/migrate.ts';
+import { TEST_SERVER_URL } from '../helpers/database.ts';
+
+test('processes migrating one empty database at once apply each migration exactly once', async () => {
+  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
+  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  const pools = Array.from({ length: 4 }, () => createPostgresDb({ url: url.toString(), poolSize: 2 }));
+  try {
+    const applied = await Promise.all(pools.map((db) => migrate(db)));
+    const versions = (await readMigrations()).map((migration) => migration.version);
+    assert.deepEqual(applied.flat().sort(), versions, 'each version applied by exactly one process');
+    const { rows } = await pools[0]!.query<{ version: number }>(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    assert.deepEqual(
+      rows.map((row) => row.version),
+      versions,
+    );
+    assert.deepEqual(await migrate(pools[1]!), [], 'a later start has nothing to do');
+    const types = await pools[0]!.query<{ column_name: string; data_type: string }>(
+      `SELECT column_name, data_type FROM information_schema.columns
+        WHERE table_name = 'transfers' AND column_name IN ('amount_raw', 'created_at', 'percent_fee_raw') ORDER BY column_name`,
+    );
+    assert.deepEqual(types.rows, [
+      { column_name: 'amount_raw', data_type: 'numeric' },
+      { column_name: 'created_at', data_type: 'timestamp with time zone' },
+      { column_name: 'percent_fee_raw', data_type: 'numeric' },
+    ]);
+  } finally {
+    await Promise.all(pools.map((db) => db.close()));
+    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await server.end();
+  }
+});
+
+test('a failing migration rolls back entirely and is reported with its name', async () => {
+  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
+  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
+  try {
+    await assert.rejects(
+      migrate(db, [
+        { version: 1, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_function();' },
+      ]),
+      /Migration 1_broken failed/,
+    );
+    const { rows } = await db.query(`SELECT to_regclass('half_done') AS table_name`);
+    assert.deepEqual(rows, [{ table_name: null }]);
+  } finally {
+    await db.close();
+    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await server.end();
+  }
+});
