@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AppError } from './errors.ts';
-import { assertNotExpired, isExpiredQuote, reportsRecovery, supportBundleIdFrom } from './transfer.ts';
+import {
+  assertNotExpired,
+  isExpiredQuote,
+  reportsRecovery,
+  supportBundleIdFrom,
+  TRANSFER_PHASES,
+  type TransferPhase,
+} from './transfer.ts';
 
 test('a quote is expired from expiresAt on, and only while still a quote', () => {
   const expiresAt = new Date('2026-06-01T12:15:00Z');
@@ -25,10 +32,8 @@ test('using an expired transfer is MH_034, before or after the worker marked it'
 });
 
 test('recovery is reported in the phases of decision C1 only', () => {
-  const reported = ['failed', 'recoverable', 'settled', 'rescued', 'reclaimed'];
-  for (const phase of ['quoted', 'funding', 'deploying', 'executing', 'expired', ...reported] as const) {
-    assert.equal(reportsRecovery(phase), reported.includes(phase), phase);
-  }
+  const reported: TransferPhase[] = ['failed', 'recoverable', 'settled', 'rescued', 'reclaimed'];
+  for (const phase of TRANSFER_PHASES) assert.equal(reportsRecovery(phase), reported.includes(phase), phase);
 });
 
 test('support references are readable and free of look-alike characters', () => {

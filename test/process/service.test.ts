@@ -29,7 +29,7 @@ describe('two service processes on one PostgreSQL', () => {
 
   test('each serves /healthz and the OpenAPI document', async () => {
     assert.deepEqual(await (await fetch(`${first.url}/healthz`)).json(), { status: 'ok' });
-    const document = await (await fetch(`${second.url}/api/v1/openapi.json`)).json();
+    const document = (await (await fetch(`${second.url}/api/v1/openapi.json`)).json()) as { openapi: string };
     assert.equal(document.openapi, '3.1.0');
     assert.ok(first.logs.some((line) => line.includes('store: PostgreSQL at 127.0.0.1:5432')));
   });
