@@ -36,7 +36,8 @@ async function main() {
     logger.info('stopped');
   });
 
-  logger.info(
+  // Where the service listens and which store it uses is always reported, whatever LOG_LEVEL says.
+  logger.child({}, { level: 'info' }).info(
     {
       url: service.url,
       store: service.storeDescription,
