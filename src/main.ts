@@ -42,6 +42,7 @@ async function main() {
       url: service.url,
       store: service.storeDescription,
       chain: config.chain.rpcUrl ?? service.localRpcUrl,
+      cluster: config.chain.cluster,
       mode: config.mode,
       rateLimits: config.redisUrl ? 'redis' : 'in-process',
     },

@@ -64,7 +64,9 @@ async function openChain(config: Config, logger: Logger, clock: Clock) {
     host: config.http.host,
     rpcPort: config.chain.localRpcPort,
     clock,
-    programs: [{ programId: ROUTER_PROGRAM_ADDRESS, elf: await readFile(routerProgramPath('v0')) }],
+    programs: [
+      { programId: config.chain.routerProgramId ?? ROUTER_PROGRAM_ADDRESS, elf: await readFile(routerProgramPath('v0')) },
+    ],
     log: logger.child({ component: 'local-chain' }),
   });
   return { chain: local.chain, localRpcUrl: local.rpcUrl, close: () => local.close() };

@@ -23,9 +23,9 @@ app.get('/bare/hello', async () => ({ status: 'ok' }));
 app.get(
   '/bare/transfers/:transferId',
   { schema: { params: z.object({ transferId: integerId }), response: { 200: transferSchema } } },
-  async (request, reply) => {
+  async (request) => {
     const transfer = await transfers.get(owner, request.params.transferId);
-    if (!transfer) return reply.code(404).send();
+    if (!transfer) throw new Error(`no transfer ${request.params.transferId}`);
     return transferView(transfer);
   },
 );

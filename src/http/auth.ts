@@ -41,15 +41,15 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
   const cache = new Map<string, { principal: KeyPrincipal; expiresAt: number }>();
   const MAX_CACHED = 10_000;
 
-  async function principalFor(hash: Buffer): Promise<KeyPrincipal | null> {
-    const cacheKey = hash.toString('base64');
+  // Keyed by the presented key itself (memory only), so a cached key costs no hashing.
+  async function principalFor(key: string): Promise<KeyPrincipal | null> {
     const now = deps.clock.now().getTime();
-    const cached = cache.get(cacheKey);
+    const cached = cache.get(key);
     if (cached && cached.expiresAt > now) return cached.principal;
-    const principal = await deps.integrations.findPrincipal(hash);
+    const principal = await deps.integrations.findPrincipal(hashApiKey(key));
     if (principal && deps.cacheMs > 0) {
       if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(cacheKey, { principal, expiresAt: now + deps.cacheMs });
+      cache.set(key, { principal, expiresAt: now + deps.cacheMs });
     }
     return principal;
   }
@@ -65,7 +65,7 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
         );
       }
       const mode = parseApiKey(key);
-      const principal = mode ? await principalFor(hashApiKey(key)) : null;
+      const principal = mode ? await principalFor(key) : null;
       if (!principal || principal.mode !== mode) {
         throw new AppError(
           'MH_001',

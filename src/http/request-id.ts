@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
@@ -7,5 +7,6 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 export function requestIdFor(request: IncomingMessage): string {
   const sent = request.headers['x-request-id'];
   if (typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent)) return sent;
-  return `req_${randomBytes(12).toString('base64url')}`;
+  // randomUUID draws from a cached entropy pool: far cheaper per request than randomBytes.
+  return `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 }
