@@ -17,6 +17,14 @@ const ACCOUNT_TYPE_OFFSET = 165;
 const ACCOUNT_TYPE_MINT = 1;
 const ACCOUNT_TYPE_ACCOUNT = 2;
 
+const TOKEN_PROGRAM_BYTES = Buffer.from(TOKEN_PROGRAM_KEY, 'latin1');
+const TOKEN_2022_PROGRAM_BYTES = Buffer.from(TOKEN_2022_PROGRAM_KEY, 'latin1');
+
+/** Whether raw key bytes are one of the two token programs (no allocation: hot path). */
+export function isTokenProgramBytes(key: Uint8Array): boolean {
+  return TOKEN_PROGRAM_BYTES.equals(key) || TOKEN_2022_PROGRAM_BYTES.equals(key);
+}
+
 /** Whether the owner key (see keys.ts) is one of the two token programs. */
 export function isTokenProgramKey(ownerKey: string): boolean {
   return ownerKey === TOKEN_PROGRAM_KEY || ownerKey === TOKEN_2022_PROGRAM_KEY;

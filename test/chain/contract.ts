@@ -398,6 +398,15 @@ export function chainContract(name: string, setup: () => Promise<ContractHarness
       const replaced = await chain.simulateTransaction(tx.bytes, { replaceRecentBlockhash: true });
       assert.equal(replaced.err, null);
       assert.deepEqual(replaced.replacementBlockhash, await chain.getLatestBlockhash());
+      const fresh = await transfer(payer, to, SOL / 2n);
+      assert.equal((await chain.simulateTransaction(fresh.bytes, { sigVerify: true })).err, null);
+      const tampered = fresh.bytes.slice();
+      tampered[10] = (tampered[10] as number) ^ 0xff;
+      await assert.rejects(
+        chain.simulateTransaction(tampered, { sigVerify: true }),
+        rejectsWith('CHAIN_SIGNATURE_INVALID'),
+      );
+      assert.equal((await chain.simulateTransaction(tampered)).err, null);
     });
 
     test('statuses of unknown signatures are null, in order, for any number of signatures', async () => {

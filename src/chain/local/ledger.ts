@@ -24,6 +24,7 @@ import { keyOf, keyOfAddress } from '../keys.ts';
 import {
   isMintData,
   isTokenAccountData,
+  isTokenProgramBytes,
   isTokenProgramKey,
   readTokenAccount,
   readU64,
@@ -196,7 +197,7 @@ export interface LedgerOptions {
   slotMs?: number;
   programs?: readonly ProgramDeployment[];
   restored?: RestoredLedger;
-  /** Oldest transactions are forgotten beyond this many (default 200,000). */
+  /** Oldest transactions are forgotten beyond this many (default 50,000). */
   maxRecordedTransactions?: number;
 }
 
@@ -217,7 +218,7 @@ export type Ledger = ReturnType<typeof createLedger>;
 export function createLedger(options: LedgerOptions) {
   const { clock } = options;
   const slotMs = options.slotMs ?? 400;
-  const maxRecords = options.maxRecordedTransactions ?? 200_000;
+  const maxRecords = options.maxRecordedTransactions ?? 50_000;
   const restored = options.restored;
 
   const svm = restored ? LiteSvm.fromBytes(restored.svmBytes) : new LiteSvm();
@@ -419,7 +420,7 @@ export function createLedger(options: LedgerOptions) {
     for (let i = 0; i < loadedWritable; i++) writable[staticCount + i] = 1;
     let tokens = false;
     for (const key of keys) {
-      if (isTokenProgramKey(keyOf(key))) {
+      if (isTokenProgramBytes(key)) {
         tokens = true;
         break;
       }
@@ -493,7 +494,10 @@ export function createLedger(options: LedgerOptions) {
     return out;
   }
 
-  function returnDataOf(meta: TransactionMetadata) {
+  // Asking the binding for return data costs more than the rest of the metadata together, and the
+  // runtime logs "Program return: ..." whenever a program sets some: look only then.
+  function returnDataOf(meta: TransactionMetadata, logs: string[]) {
+    if (!logs.some((line) => line.startsWith('Program return: '))) return null;
     const returned = meta.returnData();
     const data = returned.data();
     return data.length === 0 ? null : { programId: returned.programId(), data };
@@ -534,12 +538,15 @@ export function createLedger(options: LedgerOptions) {
     return [...message.staticKeys, ...loaded.writable, ...loaded.readonly];
   }
 
+  // Forgets the oldest records beyond the cap, but never one the status cache still needs to
+  // refuse a duplicate.
   function remember(record: TxRecord) {
     records.set(record.signature, record);
     pending.push(record);
-    if (records.size > maxRecords) {
-      const oldest = records.keys().next().value;
-      if (oldest !== undefined) records.delete(oldest);
+    while (records.size > maxRecords) {
+      const oldest = records.values().next().value;
+      if (!oldest || slot - oldest.slot <= STATUS_CACHE_SLOTS) break;
+      records.delete(oldest.signature);
     }
   }
 
@@ -576,11 +583,10 @@ export function createLedger(options: LedgerOptions) {
     const plan = scanPlan(message, keys, loaded ? loaded.writable.length : 0);
     const pre = snapshotBalances(keys, plan);
     const result = execute(tx, viaNonce);
-    const meta = result instanceof FailedTransactionMetadata ? result.meta() : result;
-    const payerAfter = svm.getBalance(keys[0] as Uint8Array) ?? 0n;
-    const payerBefore = pre.balances[0] as bigint;
-
     if (result instanceof FailedTransactionMetadata) {
+      const meta = result.meta();
+      const payerAfter = svm.getBalance(keys[0] as Uint8Array) ?? 0n;
+      const payerBefore = pre.balances[0] as bigint;
       const error = describeFailure(result);
       // A failure that charged no fee never made it into a block.
       const charged = payerAfter < payerBefore;
@@ -624,7 +630,11 @@ export function createLedger(options: LedgerOptions) {
         record: record(tx, signature, keys, plan, loaded, pre, meta, error),
       };
     }
-    return { kind: 'landed', signature, record: record(tx, signature, keys, plan, loaded, pre, meta, null) };
+    return {
+      kind: 'landed',
+      signature,
+      record: record(tx, signature, keys, plan, loaded, pre, result, null),
+    };
   }
 
   function record(
@@ -642,6 +652,7 @@ export function createLedger(options: LedgerOptions) {
       const key = keys[index];
       return key ? keyOf(key) : undefined;
     };
+    const logs = meta.logs();
     const rec: TxRecord = {
       seq: ++seq,
       signature,
@@ -649,7 +660,7 @@ export function createLedger(options: LedgerOptions) {
       blockTime: unixSecondsAt(slot),
       wire: tx.bytes.slice(),
       err,
-      logs: meta.logs(),
+      logs,
       fee: computeFee(tx.message, keyIndex),
       unitsConsumed: meta.computeUnitsConsumed(),
       loadedWritable: loaded ? loaded.writable.map((k) => k.slice()) : [],
@@ -659,7 +670,7 @@ export function createLedger(options: LedgerOptions) {
       preTokenBalances: pre.tokens,
       postTokenBalances: post.tokens,
       innerInstructions: innerInstructionsOf(meta),
-      returnData: returnDataOf(meta),
+      returnData: returnDataOf(meta, logs),
     };
     transactionCount++;
     remember(rec);
@@ -723,12 +734,13 @@ export function createLedger(options: LedgerOptions) {
     }
     if (result instanceof FailedTransactionMetadata) {
       const meta = result.meta();
+      const logs = meta.logs();
       return {
         ...base,
         err: describeFailure(result),
-        logs: meta.logs(),
+        logs,
         unitsConsumed: meta.computeUnitsConsumed(),
-        returnData: returnDataOf(meta),
+        returnData: returnDataOf(meta, logs),
         innerInstructions: opts.innerInstructions ? innerInstructionsOf(meta) : null,
         postAccounts: new Map(),
       };
@@ -751,12 +763,13 @@ export function createLedger(options: LedgerOptions) {
             },
       );
     }
+    const logs = meta.logs();
     return {
       ...base,
       err: null,
-      logs: meta.logs(),
+      logs,
       unitsConsumed: meta.computeUnitsConsumed(),
-      returnData: returnDataOf(meta),
+      returnData: returnDataOf(meta, logs),
       innerInstructions: opts.innerInstructions ? innerInstructionsOf(meta) : null,
       postAccounts,
     };

@@ -276,6 +276,9 @@ export function createLiteSvmChain({ ledger }: { ledger: Ledger }): Chain {
         }
         throw error;
       }
+      if (sigVerify && outcome.err?.json === 'SignatureFailure') {
+        throw new ChainError('CHAIN_SIGNATURE_INVALID', 'Transaction signature verification failure');
+      }
       return {
         err: outcome.err?.json ?? null,
         logs: outcome.logs,

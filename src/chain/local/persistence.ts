@@ -147,7 +147,7 @@ export interface PersistenceOptions {
   dir: string;
   /** How often dirty state is written (default 1000 ms). */
   flushIntervalMs?: number;
-  /** How many recorded transactions are kept (default 200,000). */
+  /** How many recorded transactions are kept (default 50,000). */
   maxRecords?: number;
   onError?: (error: unknown) => void;
 }
@@ -158,7 +158,7 @@ export type ChainPersistence = ReturnType<typeof createChainPersistence>;
 /** Opens (and locks) a data directory for a chain. */
 export function createChainPersistence(options: PersistenceOptions) {
   const { dir } = options;
-  const maxRecords = options.maxRecords ?? 200_000;
+  const maxRecords = options.maxRecords ?? 50_000;
   const statePath = join(dir, STATE_FILE);
   const logPath = join(dir, LOG_FILE);
   const lockPath = join(dir, LOCK_FILE);

@@ -115,7 +115,17 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     res.end(body);
   }
 
-  async function handleBody(text: string, res: ServerResponse) {
+  function reply(res: ServerResponse, out: unknown) {
+    if (out === undefined || (Array.isArray(out) && out.length === 0)) {
+      res.writeHead(204, JSON_HEADERS);
+      res.end();
+      return;
+    }
+    send(res, 200, JSON.stringify(out));
+  }
+
+  // Synchronous all the way for synchronous handlers: no promise per request on the hot path.
+  function handleBody(text: string, res: ServerResponse) {
     let request: unknown;
     try {
       request = parseBody(text);
@@ -123,23 +133,24 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       send(res, 200, JSON.stringify(errorBody(null, -32700, 'Parse error')));
       return;
     }
-    let out: unknown;
-    if (Array.isArray(request)) {
-      if (request.length === 0) out = errorBody(null, -32600, 'Invalid request');
-      else {
-        const answers = await Promise.all(request.map(answer));
-        out = answers.filter((a) => a !== undefined);
-      }
-    } else {
+    if (!Array.isArray(request)) {
       const single = answer(request);
-      out = single instanceof Promise ? await single : single;
-    }
-    if (out === undefined || (Array.isArray(out) && out.length === 0)) {
-      res.writeHead(204, JSON_HEADERS);
-      res.end();
+      if (single instanceof Promise) single.then((out) => reply(res, out));
+      else reply(res, single);
       return;
     }
-    send(res, 200, JSON.stringify(out));
+    if (request.length === 0) {
+      reply(res, errorBody(null, -32600, 'Invalid request'));
+      return;
+    }
+    const answers = request.map(answer);
+    const settle = (all: unknown[]) =>
+      reply(
+        res,
+        all.filter((a) => a !== undefined),
+      );
+    if (answers.some((a) => a instanceof Promise)) Promise.all(answers).then(settle);
+    else settle(answers);
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse) {
@@ -156,9 +167,11 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
           return;
         }
         const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        handleBody(body.toString('utf8'), res).catch((error) =>
-          send(res, 500, JSON.stringify(internalError(null, error))),
-        );
+        try {
+          handleBody(body.toString('utf8'), res);
+        } catch (error) {
+          send(res, 500, JSON.stringify(internalError(null, error)));
+        }
       });
       return;
     }

@@ -42,7 +42,7 @@ export interface LocalChainOptions {
   programs?: readonly ProgramDeployment[];
   /** Write-behind interval of the data directory (default 1000 ms). */
   flushIntervalMs?: number;
-  /** How many landed transactions are remembered (default 200,000). */
+  /** How many landed transactions are remembered (default 50,000). */
   maxRecordedTransactions?: number;
   log?: ChainLog;
 }

@@ -1,0 +1,364 @@
+// Bench of the local chain: sustained rate of confirmed SOL transfers and of getAccountInfo through
+// the JSON-RPC endpoint (run as `npm run localnet` runs it, in its own process), beside LiteSVM
+// called in process, which is the limit the endpoint can approach.
+//
+//   npx node bench/chain.ts [--transfers 10000] [--reads 100000] [--connections 16] [--rounds 3]
+import { type ChildProcess, spawn } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { parseArgs } from 'node:util';
+import {
+  type Address,
+  appendTransactionMessageInstruction,
+  type Blockhash,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  getTransactionEncoder,
+  type KeyPairSigner,
+  lamports,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+} from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
+import { LiteSVM } from 'litesvm';
+import { FailedTransactionMetadata, LiteSvm } from 'litesvm/dist/internal.js';
+import { decodeBase58Exact } from '../src/chain/base58.ts';
+import { startLocalChain } from '../src/chain/local/start.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    transfers: { type: 'string', default: '10000' },
+    reads: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const TRANSFERS = Number(args.transfers);
+const READS = Number(args.reads);
+const CONNECTIONS = Number(args.connections);
+const PAYERS = 8;
+const SOL = 1_000_000_000n;
+
+interface SignedTransfer {
+  bytes: Uint8Array;
+  base64: string;
+  signature: string;
+}
+
+async function signTransfers(
+  payers: KeyPairSigner[],
+  to: Address,
+  blockhash: string,
+  count: number,
+): Promise<SignedTransfer[]> {
+  const out: SignedTransfer[] = [];
+  const encoder = getTransactionEncoder();
+  for (let i = 0; i < count; i++) {
+    const payer = payers[i % payers.length] as KeyPairSigner;
+    const tx = await pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(payer, m),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          { blockhash: blockhash as Blockhash, lastValidBlockHeight: 0n },
+          m,
+        ),
+      // Distinct amounts make every transaction (and signature) distinct.
+      (m) =>
+        appendTransactionMessageInstruction(
+          getTransferSolInstruction({
+            source: payer,
+            destination: to,
+            amount: lamports(1_000_000n + BigInt(i)),
+          }),
+          m,
+        ),
+      (m) => signTransactionMessageWithSigners(m),
+    );
+    out.push({
+      bytes: new Uint8Array(encoder.encode(tx)),
+      base64: getBase64EncodedWireTransaction(tx),
+      signature: getSignatureFromTransaction(tx),
+    });
+  }
+  return out;
+}
+
+const rate = (count: number, ms: number) => Math.round((count / ms) * 1000);
+
+// A minimal keep-alive HTTP/1.1 client, one request in flight per connection. node:http's client
+// spends about as much CPU per request as the endpoint does; on a small machine it would measure
+// itself instead of the endpoint.
+class RawConnection {
+  private readonly host: string;
+  private socket: Socket;
+  private buffer: Buffer = Buffer.alloc(0);
+  private pending: ((body: string) => void) | undefined;
+
+  constructor(host: string, port: number) {
+    this.host = host;
+    this.socket = connect(port, host);
+    this.socket.setNoDelay(true);
+    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
+  }
+
+  request(body: string): Promise<string> {
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.socket.write(
+        `POST / HTTP/1.1\r\nHost: ${this.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    });
+  }
+
+  private onData(chunk: Buffer) {
+    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+    const headerEnd = this.buffer.indexOf('\r\n\r\n');
+    if (headerEnd < 0) return;
+    const match = /content-length: (\d+)/i.exec(this.buffer.subarray(0, headerEnd).toString('latin1'));
+    const length = match ? Number(match[1]) : 0;
+    if (this.buffer.length < headerEnd + 4 + length) return;
+    const body = this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString('utf8');
+    this.buffer = this.buffer.subarray(headerEnd + 4 + length);
+    const resolve = this.pending;
+    this.pending = undefined;
+    resolve?.(body);
+  }
+
+  close() {
+    this.socket.destroy();
+  }
+}
+
+async function startEndpoint(): Promise<{ child: ChildProcess; url: URL }> {
+  const child = spawn(
+    process.execPath,
+    ['src/chain/local/serve.ts', '--port', '0', '--ephemeral', '--quiet'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const url = await new Promise<URL>((resolve, reject) => {
+    let text = '';
+    child.stdout?.on('data', (chunk) => {
+      text += chunk;
+      const match = /rpcUrl=(\S+)/.exec(text);
+      if (match) resolve(new URL(match[1] as string));
+    });
+    child.once('exit', (code) => reject(new Error(`localnet exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+function rpcBody(id: number, method: string, params: unknown[]): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method, params });
+}
+
+async function benchInProcess() {
+  // Raw LiteSVM through its native binding: bytes in, nothing else.
+  const svm = new LiteSvm();
+  svm.setBlockhashCheck(false);
+  svm.setTransactionHistory(0n);
+  const payers = await Promise.all(Array.from({ length: PAYERS }, () => generateKeyPairSigner()));
+  for (const payer of payers) svm.airdrop(decodeBase58Exact(payer.address, 32) as Uint8Array, 1000n * SOL);
+  const to = (await generateKeyPairSigner()).address;
+  const txs = await signTransfers(payers, to, svm.latestBlockhash(), TRANSFERS);
+  let started = performance.now();
+  for (const tx of txs) {
+    if (svm.sendVersionedTransaction(tx.bytes) instanceof FailedTransactionMetadata)
+      throw new Error('raw transfer failed');
+  }
+  const rawTransfers = rate(TRANSFERS, performance.now() - started);
+  const key = decodeBase58Exact(payers[0]?.address as string, 32) as Uint8Array;
+  started = performance.now();
+  for (let i = 0; i < READS; i++) svm.getAccount(key);
+  const rawReads = rate(READS, performance.now() - started);
+
+  // LiteSVM's public (kit-typed) API.
+  const wrapped = new LiteSVM();
+  wrapped.airdrop(payers[0]?.address as Address, lamports(SOL));
+  started = performance.now();
+  for (let i = 0; i < READS; i++) wrapped.getAccount(payers[0]?.address as Address);
+  const wrappedReads = rate(READS, performance.now() - started);
+
+  // The chain interface in process: the ledger's checks and records included.
+  const local = await startLocalChain({ serve: false });
+  for (const payer of payers) await local.cheats.airdrop(payer.address, 1000n * SOL);
+  const { blockhash } = await local.chain.getLatestBlockhash();
+  const chainTxs = await signTransfers(payers, to, blockhash, TRANSFERS);
+  started = performance.now();
+  for (const tx of chainTxs) await local.chain.sendTransaction(tx.bytes);
+  const chainTransfers = rate(TRANSFERS, performance.now() - started);
+  started = performance.now();
+  for (let i = 0; i < READS; i++) await local.chain.getAccount(payers[0]?.address as Address);
+  const chainReads = rate(READS, performance.now() - started);
+  await local.close();
+  return { rawTransfers, rawReads, wrappedReads, chainTransfers, chainReads };
+}
+
+async function benchEndpoint() {
+  const { child, url } = await startEndpoint();
+  const host = url.hostname;
+  const port = Number(url.port);
+  const pool = Array.from({ length: CONNECTIONS }, () => new RawConnection(host, port));
+  const control = new RawConnection(host, port);
+  const call = async (method: string, params: unknown[]) =>
+    JSON.parse(await control.request(rpcBody(1, method, params))).result;
+  try {
+    const payers = await Promise.all(Array.from({ length: PAYERS }, () => generateKeyPairSigner()));
+    for (const payer of payers) await call('requestAirdrop', [payer.address, Number(1000n * SOL)]);
+    const to = (await generateKeyPairSigner()).address;
+
+    async function transfers(batch: number) {
+      const { value } = await call('getLatestBlockhash', []);
+      const txs = await signTransfers(payers, to, value.blockhash, TRANSFERS);
+      const waiting = new Set<string>();
+      let next = 0;
+      let failures = 0;
+      let confirmed = 0;
+      let sending = true;
+      const started = performance.now();
+      const sender = async (connection: RawConnection) => {
+        while (next < txs.length) {
+          const slice = txs.slice(next, next + batch);
+          next += slice.length;
+          const requests = slice.map((tx, i) =>
+            rpcBody(i, 'sendTransaction', [tx.base64, { encoding: 'base64' }]),
+          );
+          const answer = JSON.parse(
+            await connection.request(batch === 1 ? (requests[0] as string) : `[${requests.join(',')}]`),
+          );
+          for (const reply of Array.isArray(answer) ? answer : [answer]) {
+            if (reply.error) failures++;
+            else waiting.add(reply.result);
+          }
+        }
+      };
+      const poller = async () => {
+        while (sending || waiting.size > 0) {
+          const signatures: string[] = [];
+          for (const signature of waiting) {
+            signatures.push(signature);
+            if (signatures.length === 256) break;
+          }
+          if (signatures.length === 0) {
+            await new Promise((resolve) => setImmediate(resolve));
+            continue;
+          }
+          const { value } = await call('getSignatureStatuses', [signatures]);
+          value.forEach((status: { confirmationStatus?: string } | null, i: number) => {
+            if (status?.confirmationStatus) {
+              waiting.delete(signatures[i] as string);
+              confirmed++;
+            }
+          });
+        }
+      };
+      const polling = poller();
+      await Promise.all(pool.map(sender));
+      sending = false;
+      await polling;
+      const elapsed = performance.now() - started;
+      if (failures > 0 || confirmed !== TRANSFERS)
+        throw new Error(`${failures} sends failed, ${confirmed} confirmed`);
+      return rate(TRANSFERS, elapsed);
+    }
+
+    async function reads(batch: number) {
+      const request = rpcBody(1, 'getAccountInfo', [payers[0]?.address, { encoding: 'base64' }]);
+      const body = batch === 1 ? request : `[${Array.from({ length: batch }, () => request).join(',')}]`;
+      let done = 0;
+      const started = performance.now();
+      await Promise.all(
+        pool.map(async (connection) => {
+          while (done < READS) {
+            done += batch;
+            const answer = await connection.request(body);
+            if (!answer.includes('"lamports"')) throw new Error(`unexpected answer ${answer.slice(0, 200)}`);
+          }
+        }),
+      );
+      return rate(done, performance.now() - started);
+    }
+
+    return {
+      transfers: await transfers(1),
+      transfersBatched: await transfers(64),
+      reads: await reads(1),
+      readsBatched: await reads(100),
+    };
+  } finally {
+    for (const connection of [...pool, control]) connection.close();
+    child.kill('SIGTERM');
+  }
+}
+
+// The machine may be shared: every figure is the best of a few rounds, the least disturbed one.
+function best<T extends Record<string, number>>(runs: T[]): T {
+  const out: Record<string, number> = {};
+  for (const run of runs)
+    for (const [key, value] of Object.entries(run)) out[key] = Math.max(out[key] ?? 0, value);
+  return out as T;
+}
+const inProcessRuns = [];
+const endpointRuns = [];
+for (let round = 0; round < ROUNDS; round++) {
+  inProcessRuns.push(await benchInProcess());
+  endpointRuns.push(await benchEndpoint());
+}
+const inProcess = best(inProcessRuns);
+const endpoint = best(endpointRuns);
+const share = (value: number, limit: number) => `${Math.round((value / limit) * 100)}%`;
+const rows = [
+  ['SOL transfers, LiteSVM native binding in process (limit)', inProcess.rawTransfers, '100%'],
+  [
+    'SOL transfers, chain interface in process',
+    inProcess.chainTransfers,
+    share(inProcess.chainTransfers, inProcess.rawTransfers),
+  ],
+  [
+    `SOL transfers confirmed via endpoint, 1 tx per request, ${CONNECTIONS} connections`,
+    endpoint.transfers,
+    share(endpoint.transfers, inProcess.rawTransfers),
+  ],
+  [
+    'SOL transfers confirmed via endpoint, JSON-RPC batches of 64',
+    endpoint.transfersBatched,
+    share(endpoint.transfersBatched, inProcess.rawTransfers),
+  ],
+  ['getAccountInfo, LiteSVM native binding in process (limit)', inProcess.rawReads, '100%'],
+  [
+    'getAccountInfo, LiteSVM kit-typed API in process',
+    inProcess.wrappedReads,
+    share(inProcess.wrappedReads, inProcess.rawReads),
+  ],
+  [
+    'getAccountInfo, chain interface in process',
+    inProcess.chainReads,
+    share(inProcess.chainReads, inProcess.rawReads),
+  ],
+  [
+    `getAccountInfo via endpoint, 1 per request, ${CONNECTIONS} connections`,
+    endpoint.reads,
+    share(endpoint.reads, inProcess.rawReads),
+  ],
+  [
+    'getAccountInfo via endpoint, JSON-RPC batches of 100',
+    endpoint.readsBatched,
+    share(endpoint.readsBatched, inProcess.rawReads),
+  ],
+];
+process.stdout.write(
+  [
+    `## Local chain (${TRANSFERS} transfers, ${READS} reads; best of ${ROUNDS} rounds)`,
+    '',
+    '| measure | per second | of the in-process limit |',
+    '|---|---:|---:|',
+    ...rows.map(([name, value, pct]) => `| ${name} | ${Number(value).toLocaleString('en-US')} | ${pct} |`),
+    '',
+  ].join('\n'),
+);
