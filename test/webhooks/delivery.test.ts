@@ -11,6 +11,7 @@ import {
   silentLog,
   startTestReceiver,
   type TestReceiver,
+  waitFor,
   workerFor,
 } from './helpers.ts';
 
@@ -187,6 +188,33 @@ describe('webhook delivery', () => {
     } finally {
       await worker.close();
       await Promise.all([onlyCompleted.close(), otherReceiver.close(), liveReceiver.close()]);
+    }
+  });
+
+  test('a running worker wakes on NOTIFY, without waiting for its poll', async () => {
+    const caller = await t.newCaller();
+    const own = await startTestReceiver();
+    await registerEndpoint(caller, own.url);
+    const worker = workerFor(t, { pollIntervalMs: 60_000 });
+    try {
+      worker.start();
+      await waitFor(
+        async () => {
+          // Let the worker go idle first: its first claim finds nothing.
+          const { rows } = await t.database.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()`,
+          );
+          return rows[0]!.n > 0;
+        },
+        5_000,
+        'LISTEN',
+      );
+      const transfer = await createTransfer(caller);
+      await emit(t, caller, transfer.id, ['transfer.phase_changed']);
+      await waitFor(() => events(own).length === 2, 5_000, 'both events within 5 s (the poll is 60 s)');
+    } finally {
+      await worker.close();
+      await own.close();
     }
   });
 

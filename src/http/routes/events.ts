@@ -91,7 +91,7 @@ export async function eventRoutes(app: FastifyInstance, deps: { deliveries: Deli
         tags: ['Events'],
         summary: 'Resend an event',
         description:
-          'Queues the event (of the last 30 days) for delivery again now, with a fresh 3-day retry window. A delivery in flight at this moment is left to finish. Unknown event or endpoint: MH_016 with status 404; a disabled endpoint or no active subscribed endpoint: MH_016 (400).',
+          'Queues the event (of the last 30 days) for delivery again now, with a fresh 3-day retry window. A delivery in flight at this moment is left to finish. Unknown event or endpoint: MH_016 with status 404; a disabled endpoint or no active subscribed endpoint: MH_016 (400). The body is optional.',
         params: eventIdParam,
         body: resendBody,
         response: {

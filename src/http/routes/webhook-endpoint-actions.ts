@@ -54,7 +54,7 @@ export async function webhookEndpointActionRoutes(
         tags: ['Webhooks'],
         summary: 'Rotate the signing secret',
         description:
-          'Replaces the secret; the new one is shown only in this response. Until `previousSecretExpiresAt` every delivery carries two `v1` signatures, one per secret, so receivers can switch without losing events. Rotating again during the overlap drops the oldest secret at once.',
+          'Replaces the secret; the new one is shown only in this response. Until `previousSecretExpiresAt` every delivery carries two `v1` signatures, one per secret, so receivers can switch without losing events. Rotating again during the overlap drops the oldest secret at once. The body is optional.',
         params,
         body: rotateBody,
         response: { 200: rotatedSchema, ...errorResponses },
