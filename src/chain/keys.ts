@@ -7,14 +7,9 @@ export function keyOf(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }
 
-/** The raw bytes of a base58 address that is known to be valid (program ids, sysvars). */
-export function addressBytes(address: string): Uint8Array {
+/** The Map key of a base58 address that is known to be valid (program ids, sysvars). */
+export function keyOfAddress(address: string): string {
   const bytes = decodeBase58Exact(address, 32);
   if (!bytes) throw new Error(`not an address: ${address}`);
-  return bytes;
-}
-
-/** The Map key of a base58 address that is known to be valid. */
-export function keyOfAddress(address: string): string {
-  return keyOf(addressBytes(address));
+  return keyOf(bytes);
 }

@@ -4,8 +4,6 @@ import { keyOfAddress } from './keys.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
-export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
-export const NATIVE_MINT = 'So11111111111111111111111111111111111111112';
 
 export const TOKEN_PROGRAM_KEY = keyOfAddress(TOKEN_PROGRAM);
 export const TOKEN_2022_PROGRAM_KEY = keyOfAddress(TOKEN_2022_PROGRAM);

@@ -5,7 +5,7 @@
 import { keyOfAddress } from '../keys.ts';
 import type { WireMessage } from './wire.ts';
 
-export const LAMPORTS_PER_SIGNATURE = 5000n;
+const LAMPORTS_PER_SIGNATURE = 5000n;
 
 const MAX_COMPUTE_UNIT_LIMIT = 1_400_000n;
 const DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000n;

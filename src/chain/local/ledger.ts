@@ -954,7 +954,6 @@ export function createLedger(options: LedgerOptions) {
     setTokenAccount,
     timeTravel,
     epochInfo,
-    deployProgram,
     genesisHash,
     faucetAddress: encodeBase58(faucetPublic),
     slotMs,

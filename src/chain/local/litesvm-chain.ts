@@ -55,7 +55,7 @@ function wireBytes(transaction: WireTransactionInput): Uint8Array {
 }
 
 /** An account of the ledger in @solana/kit's EncodedAccount shape. */
-export function toEncodedAccount(address: string, account: LedgerAccount): EncodedAccount {
+function toEncodedAccount(address: string, account: LedgerAccount): EncodedAccount {
   return {
     address: address as Address,
     data: account.data,
@@ -66,14 +66,8 @@ export function toEncodedAccount(address: string, account: LedgerAccount): Encod
   };
 }
 
-/** The account keys of a recorded transaction: static, then loaded writable, then loaded read-only. */
-export function recordAccountKeys(record: TxRecord): Uint8Array[] {
-  const { message } = parseWireTransaction(record.wire);
-  return [...message.staticKeys, ...record.loadedWritable, ...record.loadedReadonly];
-}
-
 /** A recorded transaction in the chain interface's shape. */
-export function toChainTransaction(record: TxRecord): ChainTransaction {
+function toChainTransaction(record: TxRecord): ChainTransaction {
   const { message } = parseWireTransaction(record.wire);
   const keys = [...message.staticKeys, ...record.loadedWritable, ...record.loadedReadonly].map(asAddress);
   const invoked: Address[] = [];

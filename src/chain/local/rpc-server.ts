@@ -246,7 +246,6 @@ interface Subscription {
   socket: WebSocket;
   kind: 'signature' | 'slot' | 'root' | 'account';
   key?: string;
-  address?: Uint8Array;
   encoding?: ReturnType<typeof accountEncoding>;
 }
 
@@ -358,7 +357,6 @@ function createSubscriptions(ledger: Ledger, log?: ChainLog) {
       if (!address) throw new RpcError(-32602, 'Invalid param: Invalid');
       const config = (params[1] ?? {}) as { encoding?: unknown };
       sub.encoding = accountEncoding(config.encoding ?? 'binary');
-      sub.address = address;
       sub.key = keyOf(address);
       addTo(byAccount, sub.key, sub);
     } else {
