@@ -1,6 +1,7 @@
 // Programs on the local chain: the SPL set is there from genesis, and programs given at start are
 // deployed through the upgradeable loader (so they look like any deployed program) on every start.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { AccountRole, type Address, generateKeyPairSigner } from '@solana/kit';
 import { startLocalChain } from '../../src/chain/local/start.ts';
@@ -104,4 +105,14 @@ test('programs given at start are deployed through the upgradeable loader, again
   });
   assert.equal(await readAuthority(), secondAuthority);
   assert.equal((await local.chain.getTransaction(tx.signature))?.err, null);
+});
+
+test("the project's router artifact deploys through the same option", async (t) => {
+  const elf = await readFile(new URL('../../programs/router/build/router-v0.so', import.meta.url));
+  const programId = (await generateKeyPairSigner()).address;
+  const local = await startLocalChain({ serve: false, autoTick: false, programs: [{ programId, elf }] });
+  t.after(() => local.close());
+  const program = await local.chain.getAccount(programId);
+  assert.equal(program?.executable, true);
+  assert.equal(program?.programAddress, UPGRADEABLE_LOADER);
 });
