@@ -196,10 +196,13 @@ WITH candidate AS (
    CROSS JOIN LATERAL (
      SELECT due.id FROM webhook_deliveries due
       WHERE due.endpoint_id = candidate.id AND due.status = 'pending' AND due.next_attempt_at <= $1
+        -- OFFSET 0 keeps this a per-row probe of the ordering index; as an anti-join the planner
+        -- may scan every pending delivery of the endpoint instead.
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries earlier
                          WHERE earlier.endpoint_id = due.endpoint_id AND earlier.transfer_id = due.transfer_id
                            AND earlier.sequence < due.sequence AND earlier.status = 'pending'
-                           AND earlier.transfer_id IS NOT NULL)
+                           AND earlier.transfer_id IS NOT NULL
+                        OFFSET 0)
       ORDER BY due.next_attempt_at, due.id
       LIMIT greatest(candidate.free_slots, 0)
       FOR UPDATE SKIP LOCKED

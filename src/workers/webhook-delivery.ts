@@ -169,7 +169,8 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
   }
 
   function flush(): Promise<void> {
-    flushing ??= drain().finally(() => {
+    // Waiting one turn of the event loop lets answers that arrive together share a statement.
+    flushing ??= new Promise((resolve) => setImmediate(resolve)).then(drain).finally(() => {
       flushing = undefined;
       if (unrecorded.length > 0 && !stopped) void flush();
       // Results free endpoint slots and may unblock a transfer's next event: claim again.
