@@ -105,7 +105,7 @@ async function main() {
         url: database.url,
         key,
         workers,
-        eventsPerSecond: 300,
+        eventsPerSecond: 500,
         seconds: 8,
       });
       rows.push([

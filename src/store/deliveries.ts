@@ -6,8 +6,8 @@ import type { Owner } from './transfers.ts';
 
 /** The NOTIFY channel that wakes delivery workers when deliveries become due now. */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
-/** Events are listed and resent for this long. */
-export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+/** Events are listed and can be resent for this long after they happened. */
+export const EVENT_WINDOW_MS = 30 * 24 * 3600 * 1000;
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export type DeliveryTrigger = 'event' | 'resend';
@@ -486,7 +486,7 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
       const params = [
         owner.integrationId,
         owner.mode,
-        new Date(now.getTime() - EVENT_RETENTION_MS),
+        new Date(now.getTime() - EVENT_WINDOW_MS),
         filters.type ?? null,
         filters.transferId ?? null,
         filters.deliverySuccess ?? null,
@@ -544,7 +544,7 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
         }>(
           `SELECT id, type, transfer_id, sequence FROM events
             WHERE id = $1 AND integration_id = $2 AND mode = $3 AND created_at >= $4`,
-          [eventId, owner.integrationId, owner.mode, new Date(now.getTime() - EVENT_RETENTION_MS)],
+          [eventId, owner.integrationId, owner.mode, new Date(now.getTime() - EVENT_WINDOW_MS)],
         );
         const event = events[0];
         if (!event) return { refused: 'event_not_found' as const };
