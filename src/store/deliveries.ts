@@ -166,9 +166,10 @@ const toLoggedAttempt = (row: AttemptRow): LoggedAttempt => ({
 });
 
 /**
- * Claims due deliveries for one worker. Endpoints are taken first, each locked with SKIP LOCKED
- * so that two workers never count one endpoint's free slots at once (the per-endpoint cap holds
- * across workers); then, per endpoint, up to its free slots of due deliveries, oldest due first,
+ * Claims due deliveries for one worker. Endpoints with free slots are taken first, each locked
+ * with SKIP LOCKED so that two workers do not fill one endpoint's slots at once (the per-endpoint
+ * cap holds across workers, give or take a claim racing another's commit, since the count is read
+ * from the statement's snapshot); then, per endpoint, up to its free slots of due deliveries, oldest due first,
  * skipping any whose transfer has an earlier event still pending to that endpoint. A claim sets a
  * lease: `next_attempt_at` becomes the lease expiry, so a delivery whose worker died is due again
  * when the lease lapses, and the result is only recorded with the claim's `lease_token`.
@@ -177,19 +178,23 @@ const toLoggedAttempt = (row: AttemptRow): LoggedAttempt => ({
 const CLAIM_SQL = `
 WITH candidate AS (
   SELECT endpoint.id, endpoint.url, endpoint.secret_sealed, endpoint.previous_secret_sealed,
-         endpoint.previous_secret_expires_at,
-         CASE WHEN endpoint.failing_since IS NULL THEN $3::int ELSE $4::int END
-           - (SELECT count(*)::int FROM webhook_deliveries busy
-               WHERE busy.endpoint_id = endpoint.id AND busy.status = 'pending'
-                 AND busy.lease_token IS NOT NULL AND busy.next_attempt_at > $1) AS free_slots
+         endpoint.previous_secret_expires_at, slots.free AS free_slots
     FROM webhook_endpoints endpoint
+   CROSS JOIN LATERAL (
+     SELECT CASE WHEN endpoint.failing_since IS NULL THEN $3::int ELSE $4::int END
+              - (SELECT count(*)::int FROM webhook_deliveries busy
+                  WHERE busy.endpoint_id = endpoint.id AND busy.status = 'pending'
+                    AND busy.lease_token IS NOT NULL AND busy.next_attempt_at > $1) AS free
+   ) AS slots
    WHERE endpoint.is_active AND endpoint.deleted_at IS NULL
+     -- Endpoints at their cap are left out, so busy endpoints never crowd out the others.
+     AND slots.free > 0
      AND EXISTS (SELECT 1 FROM webhook_deliveries due
                   WHERE due.endpoint_id = endpoint.id AND due.status = 'pending' AND due.next_attempt_at <= $1)
    ORDER BY (SELECT min(due.next_attempt_at) FROM webhook_deliveries due
               WHERE due.endpoint_id = endpoint.id AND due.status = 'pending'), endpoint.id
    LIMIT $5
-   FOR NO KEY UPDATE SKIP LOCKED
+   FOR NO KEY UPDATE OF endpoint SKIP LOCKED
 ), picked AS (
   SELECT delivery.id
     FROM candidate
@@ -204,7 +209,7 @@ WITH candidate AS (
                            AND earlier.transfer_id IS NOT NULL
                         OFFSET 0)
       ORDER BY due.next_attempt_at, due.id
-      LIMIT greatest(candidate.free_slots, 0)
+      LIMIT candidate.free_slots
       FOR UPDATE SKIP LOCKED
    ) AS delivery
    LIMIT $6

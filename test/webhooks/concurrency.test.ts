@@ -98,7 +98,9 @@ describe('webhook delivery under concurrency', () => {
     await registerEndpoint(caller, slow.url);
     await registerEndpoint(caller, healthy.url);
     slow.answerWith(() => 'hold');
-    const worker = workerFor(t);
+    // One endpoint per claim: the slow endpoint, at its cap with older deliveries still due, must
+    // not take the healthy one's turn.
+    const worker = workerFor(t, { endpointsPerClaim: 1 });
     try {
       worker.start();
       const newTransfer = transferFactory(t, caller);
