@@ -114,7 +114,7 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
     }
   }
 
-  /** Delivers everything due now, batch after batch; returns the number of attempts made. */
+  /** Delivers everything due now (that no other worker holds), batch after batch; returns the number of attempts made. */
   async function runOnce(): Promise<number> {
     let attempts = 0;
     for (;;) {
@@ -199,11 +199,14 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
           }
         }
         for (const delivery of claimed) {
-          const send: Promise<void> = attempt(delivery).then((result) => {
-            unrecorded.push(result);
-            sending.delete(send);
-            void flush();
-          });
+          const send: Promise<void> = attempt(delivery)
+            .then((result) => {
+              unrecorded.push(result);
+              void flush();
+            })
+            // Unreachable with a sender that never throws; if one did, the lease lapses and the delivery is redone.
+            .catch((error) => log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt crashed'))
+            .finally(() => sending.delete(send));
           sending.add(send);
         }
         // A full batch suggests more is due: claim again at once; otherwise wait for news.
