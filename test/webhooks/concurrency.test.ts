@@ -20,7 +20,6 @@ describe('webhook delivery under concurrency', () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp({
-      mints: { getMintDecimals: async () => 9 },
       config: { webhookPingTimeoutMs: 500 },
     });
   });

@@ -23,7 +23,6 @@ describe('webhook delivery', () => {
   let receiver: TestReceiver;
   before(async () => {
     t = await createTestApp({
-      mints: { getMintDecimals: async () => 9 },
       config: { webhookPingTimeoutMs: 500 },
     });
     receiver = await startTestReceiver();

@@ -21,7 +21,6 @@ describe('webhook delivery on embedded PGlite', () => {
     await migrate(db);
     t = await createTestApp({
       database: { url: 'pglite://memory', db, drop: () => db.close() },
-      mints: { getMintDecimals: async () => 9 },
       config: { webhookPingTimeoutMs: 500 },
     });
     receiver = await startTestReceiver();

@@ -24,7 +24,6 @@ describe('webhook retries', () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp({
-      mints: { getMintDecimals: async () => 9 },
       config: { webhookPingTimeoutMs: 500 },
     });
   });

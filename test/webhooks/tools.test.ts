@@ -23,7 +23,6 @@ describe('webhook and event tools', () => {
   after(() => receiver.close());
   beforeEach(async () => {
     t = await createTestApp({
-      mints: { getMintDecimals: async () => 9 },
       config: { webhookPingTimeoutMs: 500 },
     });
     receiver.answerWith(() => ({ status: 200 }));
@@ -215,7 +214,7 @@ describe('webhook and event tools', () => {
         pagination: { total: 4, limit: 50, offset: 0 },
       });
       assert.deepEqual(
-        body.items.map((item: { type: string; sequence: number }) => [item.type, item.sequence]),
+        listed.json().items.map((item: { type: string; sequence: number }) => [item.type, item.sequence]),
         [
           ['transfer.expired', 3],
           ['transfer.phase_changed', 2],
