@@ -5,24 +5,28 @@ import { createInterface } from 'node:readline';
 import { generateKeyPairSigner } from '@solana/kit';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { type ServiceProcess, startServiceProcess } from '../test/helpers/process.ts';
-import { type LoadResult, markdownTable, runLoad } from './lib/load.ts';
+import { type LoadOptions, type LoadResult, markdownTable, requireTool, runLoad } from './lib/load.ts';
 import { pgbench } from './lib/pgbench.ts';
 
 /**
  * HTTP API throughput and latency on PostgreSQL, beside its baselines: the same Fastify with no
- * middleware (a trivial route, and the transfer read with identical handler logic), and pgbench
- * running a comparable single-row insert and primary-key select on the same server.
+ * middleware (a trivial route, and the estimate and transfer-read handlers themselves), and
+ * pgbench running a comparable single-row insert and primary-key select on the same server.
+ * Compared scenarios run in interleaved rounds and report the median round, so that a noisy
+ * machine skews both sides of a ratio alike.
  *
- *   npm run bench -- api        (BENCH_SECONDS per run, default 8)
+ *   npm run bench -- api    (BENCH_SECONDS per run, default 6; BENCH_ROUNDS, default 3; needs wrk and pgbench)
  */
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString('hex')}`;
 const SOL_MINT = 'So11111111111111111111111111111111111111112';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+requireTool('wrk', 'sudo apt-get install -y wrk');
+requireTool('pgbench', 'it ships with the PostgreSQL client (sudo apt-get install -y postgresql-client)');
 const database = await createTestDatabase({ poolSize: 2 });
-const results: LoadResult[] = [];
-const services: ServiceProcess[] = [];
+const stops: (() => unknown)[] = [];
 
 async function admin(service: ServiceProcess, path: string, body: unknown) {
   const response = await fetch(`${service.url}${path}`, {
@@ -46,27 +50,54 @@ function startBareServer(integrationId: number): Promise<{ url: string; stop(): 
   });
 }
 
+async function service(env: Record<string, string>) {
+  const started = await startServiceProcess({
+    DATABASE_URL: database.url,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  stops.push(() => started.stop());
+  return started;
+}
+
+/** Runs each scenario once per round, interleaved, and keeps each one's median round. */
+function rounds(scenarios: LoadOptions[]): LoadResult[] {
+  const runs = scenarios.map(() => [] as LoadResult[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    scenarios.forEach((scenario, index) => {
+      runs[index]!.push(runLoad({ durationSeconds: SECONDS, ...scenario }));
+    });
+  }
+  return runs.map(
+    (results) =>
+      results.sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(results.length / 2)]!,
+  );
+}
+
 try {
-  const service = await startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN, LOG_LEVEL: 'warn' });
-  services.push(service);
-  const integration = await admin(service, '/admin/v1/integrations', {
+  const [inProcess, withRedis, uncached] = await Promise.all([
+    service({}),
+    service({ REDIS_URL }),
+    service({ TRANSFER_CACHE_SECONDS: '0' }),
+  ]);
+  // Limits are enforced as usual but raised so that the load itself is never refused.
+  const integration = await admin(inProcess, '/admin/v1/integrations', {
     name: 'bench',
     settings: { rateLimitMultiplier: 100_000 },
   });
-  const { key } = await admin(service, `/admin/v1/integrations/${integration.id}/keys`, { mode: 'test' });
+  const { key } = await admin(inProcess, `/admin/v1/integrations/${integration.id}/keys`, { mode: 'test' });
   const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-  const source = (await generateKeyPairSigner()).address;
-  const recipient = (await generateKeyPairSigner()).address;
   const createBody = JSON.stringify({
     tokenMint: SOL_MINT,
     amountRaw: '1000000000',
     amountTokens: '1',
-    sourceOwner: source,
-    recipientWallet: recipient,
+    sourceOwner: (await generateKeyPairSigner()).address,
+    recipientWallet: (await generateKeyPairSigner()).address,
   });
   let transferId = 0;
   for (let index = 0; index < 60; index++) {
-    const response = await fetch(`${service.url}/api/v1/transfers`, {
+    const response = await fetch(`${inProcess.url}/api/v1/transfers`, {
       method: 'POST',
       headers: { ...headers, 'idempotency-key': `seed-${index}-${randomBytes(4).toString('hex')}` },
       body: createBody,
@@ -75,104 +106,57 @@ try {
     transferId = ((await response.json()) as { id: number }).id;
   }
   const bare = await startBareServer(integration.id);
-  const estimateBody = JSON.stringify({ tokenMint: SOL_MINT, amountRaw: '1000000000' });
-  const freshKey = () => ({
-    headers: { 'idempotency-key': `bench-${randomBytes(9).toString('base64url')}` },
-  });
+  stops.push(() => bare.stop());
+  const estimate = {
+    method: 'POST' as const,
+    headers,
+    body: JSON.stringify({ tokenMint: SOL_MINT, amountRaw: '1000000000' }),
+  };
+  const transfer = `/api/v1/transfers/${transferId}`;
 
-  results.push(
-    await runLoad({
-      name: 'bare route (no middleware)',
-      url: `${bare.url}/bare/hello`,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
+  const compared = rounds([
+    { name: 'bare route (no middleware)', url: `${bare.url}/bare/hello` },
+    {
       name: 'bare GET transfer (same handler, no middleware)',
       url: `${bare.url}/bare/transfers/${transferId}`,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
+    },
+    {
       name: 'GET /transfers/{id} (auth, rate limit in process)',
-      url: `${service.url}/api/v1/transfers/${transferId}`,
+      url: `${inProcess.url}${transfer}`,
       headers,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
-      name: 'GET /transfers?limit=50',
-      url: `${service.url}/api/v1/transfers?limit=50`,
-      headers,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
-      name: 'POST /transfers/estimate',
-      url: `${service.url}/api/v1/transfers/estimate`,
-      method: 'POST',
-      headers,
-      body: estimateBody,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
-      name: 'POST /transfers/estimate + Idempotency-Key',
-      url: `${service.url}/api/v1/transfers/estimate`,
-      method: 'POST',
-      headers,
-      body: estimateBody,
-      perRequest: freshKey,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
-      name: 'POST /transfers (idempotent create)',
-      url: `${service.url}/api/v1/transfers`,
-      method: 'POST',
-      headers,
-      body: createBody,
-      perRequest: freshKey,
-      durationSeconds: SECONDS,
-    }),
-  );
-  await service.stop();
-  services.pop();
-
-  const withRedis = await startServiceProcess({
-    DATABASE_URL: database.url,
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'warn',
-    REDIS_URL,
-  });
-  services.push(withRedis);
-  results.push(
-    await runLoad({
-      name: 'GET /transfers/{id} (auth, rate limit in Redis)',
-      url: `${withRedis.url}/api/v1/transfers/${transferId}`,
-      headers,
-      durationSeconds: SECONDS,
-    }),
-  );
-  results.push(
-    await runLoad({
+    },
+    { name: 'GET /transfers/{id} (auth, rate limit in Redis)', url: `${withRedis.url}${transfer}`, headers },
+    { name: 'GET /transfers/{id} without the read cache', url: `${uncached.url}${transfer}`, headers },
+    {
+      name: 'bare estimate (same handler, no middleware)',
+      url: `${bare.url}/bare/transfers/estimate`,
+      ...estimate,
+    },
+    { name: 'POST /transfers/estimate', url: `${inProcess.url}/api/v1/transfers/estimate`, ...estimate },
+    {
       name: 'POST /transfers/estimate (rate limit in Redis)',
       url: `${withRedis.url}/api/v1/transfers/estimate`,
-      method: 'POST',
+      ...estimate,
+    },
+  ]);
+  const once = [
+    {
+      name: 'POST /transfers/estimate + Idempotency-Key',
+      url: `${inProcess.url}/api/v1/transfers/estimate`,
+      ...estimate,
+      freshIdempotencyKey: true,
+    },
+    { name: 'GET /transfers?limit=50', url: `${inProcess.url}/api/v1/transfers?limit=50`, headers },
+    {
+      name: 'POST /transfers (idempotent create)',
+      url: `${inProcess.url}/api/v1/transfers`,
+      method: 'POST' as const,
       headers,
-      body: estimateBody,
-      durationSeconds: SECONDS,
-    }),
-  );
-  await withRedis.stop();
-  services.pop();
-  bare.stop();
+      body: createBody,
+      freshIdempotencyKey: true,
+    },
+  ].map((scenario) => runLoad({ durationSeconds: SECONDS, ...scenario }));
+  for (const stop of stops.splice(0)) await stop();
 
   await database.db.exec('CREATE TABLE bench_transfers (LIKE transfers INCLUDING ALL)');
   const insertTps = pgbench({
@@ -185,9 +169,9 @@ INSERT INTO bench_transfers (integration_id, mode, support_bundle_id, create_fin
   price_source, usd_equivalent, pricing_tier, percent_fee_bps, percent_fee_raw, integrator_percent_share_raw,
   net_delivered_raw, flat_fee_lamports_per_hop, total_flat_fee_lamports, integrator_flat_share_lamports, status, phase,
   quoted_at, expires_at, created_at, updated_at)
-VALUES (${integration.id}, 'test', 'TR-' || :n || '-' || random(), '\\x00', '${SOL_MINT}', 9, 1000000000, '1', '${source}',
-  '${recipient}', 'signed_bundle', 7, 600, '150', 'fixed', 150, 'standard', 100, 10000000, 3000000, 990000000, 10000,
-  70000, 21000, 'quote', 'quoted', now(), now() + interval '15 minutes', now(), now());
+VALUES (${integration.id}, 'test', 'TR-' || :n || '-' || random(), '\\x00', '${SOL_MINT}', 9, 1000000000, '1',
+  'source', 'recipient', 'signed_bundle', 7, 600, '150', 'fixed', 150, 'standard', 100, 10000000, 3000000, 990000000,
+  10000, 70000, 21000, 'quote', 'quoted', now(), now() + interval '15 minutes', now(), now());
 `,
   });
   const selectTps = pgbench({
@@ -197,11 +181,16 @@ VALUES (${integration.id}, 'test', 'TR-' || :n || '-' || random(), '\\x00', '${S
     script: `\\set id random(1, ${transferId})\nSELECT * FROM transfers WHERE id = :id;\n`,
   });
 
+  const results = [...compared, ...once];
   const rps = (name: string) => results.find((result) => result.name.startsWith(name))!.requestsPerSecond;
-  const percent = (part: number, whole: number) => `${Math.round((100 * part) / whole)}%`;
+  const ratio = (label: string, part: number, whole: number, target: string) => [
+    label,
+    `${Math.round((100 * part) / whole)}%`,
+    target,
+  ];
   process.stdout.write(
     `${markdownTable(
-      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors / non-2xx'],
+      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'socket errors / non-2xx'],
       [
         ...results.map((r) => [r.name, r.requestsPerSecond, r.p50Ms, r.p99Ms, `${r.errors} / ${r.non2xx}`]),
         ['pgbench single-row insert (8 clients)', insertTps, '', '', ''],
@@ -210,27 +199,42 @@ VALUES (${integration.id}, 'test', 'TR-' || :n || '-' || random(), '\\x00', '${S
     )}\n\n${markdownTable(
       ['ratio', 'measured', 'target'],
       [
-        [
+        ratio(
           'GET /transfers/{id}, in-process limits / bare same route',
-          percent(rps('GET /transfers/{id} (auth, rate limit in process'), rps('bare GET transfer')),
+          rps('GET /transfers/{id} (auth, rate limit in process'),
+          rps('bare GET transfer'),
           '≥ 60%',
-        ],
-        [
+        ),
+        ratio(
           'GET /transfers/{id}, Redis limits / bare same route',
-          percent(rps('GET /transfers/{id} (auth, rate limit in Redis'), rps('bare GET transfer')),
+          rps('GET /transfers/{id} (auth, rate limit in Redis'),
+          rps('bare GET transfer'),
           '≥ 60%',
-        ],
-        ['estimate / bare route', percent(rps('POST /transfers/estimate'), rps('bare route')), '≥ 50%'],
-        ['create / pgbench insert', percent(rps('POST /transfers (idempotent'), insertTps), '≥ 40%'],
-        [
+        ),
+        ratio('estimate / bare same route', rps('POST /transfers/estimate'), rps('bare estimate'), '≥ 50%'),
+        ratio(
+          'estimate / trivial bare route',
+          rps('POST /transfers/estimate'),
+          rps('bare route'),
+          '(reference)',
+        ),
+        ratio('create / pgbench insert', rps('POST /transfers (idempotent'), insertTps, '≥ 40%'),
+        ratio(
           'get-by-id / pgbench select',
-          percent(rps('GET /transfers/{id} (auth, rate limit in process'), selectTps),
+          rps('GET /transfers/{id} (auth, rate limit in process'),
+          selectTps,
           '≥ 50%',
-        ],
+        ),
+        ratio(
+          'get-by-id without cache / pgbench select',
+          rps('GET /transfers/{id} without'),
+          selectTps,
+          '(reference)',
+        ),
       ],
     )}\n`,
   );
 } finally {
-  for (const service of services) await service.stop();
+  for (const stop of stops) await stop();
   await database.drop();
 }

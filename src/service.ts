@@ -65,7 +65,10 @@ async function openChain(config: Config, logger: Logger, clock: Clock) {
     rpcPort: config.chain.localRpcPort,
     clock,
     programs: [
-      { programId: config.chain.routerProgramId ?? ROUTER_PROGRAM_ADDRESS, elf: await readFile(routerProgramPath('v0')) },
+      {
+        programId: config.chain.routerProgramId ?? ROUTER_PROGRAM_ADDRESS,
+        elf: await readFile(routerProgramPath('v0')),
+      },
     ],
     log: logger.child({ component: 'local-chain' }),
   });
@@ -94,6 +97,7 @@ export async function startService(
     const store = createStore(db, {
       idempotencyTtlMs: config.idempotencyTtlMs,
       secrets: createSecretBox(encryptionKey),
+      transferCacheMs: config.transferCacheMs,
     });
 
     const chain = await openChain(config, logger, clock);
@@ -136,6 +140,7 @@ export async function startService(
           bodyLimitBytes: config.http.bodyLimitBytes,
           metricsEnabled: config.metricsEnabled,
           authCacheMs: config.authCacheMs,
+          transferCacheMs: config.transferCacheMs,
           adminToken,
           quoteTtlMs: config.quoteTtlMs,
           feeSchedule: config.feeSchedule,

@@ -1,38 +1,67 @@
+import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { transferView } from '../../src/domain/transfer-view.ts';
-import { integerId } from '../../src/http/schemas/common.ts';
-import { transferSchema } from '../../src/http/schemas/transfers.ts';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { startLocalChain } from '../../src/chain/local/start.ts';
+import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
+import { systemClock } from '../../src/domain/clock.ts';
+import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
+import { resolveSettings } from '../../src/domain/integration.ts';
+import type { AuthContext } from '../../src/http/auth.ts';
+import { estimateRoute } from '../../src/http/routes/transfers/estimate.ts';
+import { getTransferRoutes } from '../../src/http/routes/transfers/get-transfer.ts';
+import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
 import { createPostgresDb } from '../../src/store/db.ts';
-import { createTransferStore } from '../../src/store/transfers.ts';
+import { createStore } from '../../src/store/index.ts';
+import { createSecretBox } from '../../src/store/secret-box.ts';
 
 /**
- * The baselines the API is measured against: the same Fastify with no middleware at all (no auth,
- * rate limits, idempotency, metrics or request logs), serving a trivial route and the transfer
- * read with the very handler logic and response schema of `GET /api/v1/transfers/{id}`.
+ * The baselines the API is measured against: the same Fastify with no middleware at all (no
+ * authentication, rate limits, idempotency, metrics or request logs) serving a trivial route, and
+ * the real estimate and transfer-read route handlers for a fixed caller, on the same kind of
+ * store, cache and chain as the service.
  */
 const db = createPostgresDb({ url: process.env.DATABASE_URL!, poolSize: 10 });
-const transfers = createTransferStore(db);
-const owner = { integrationId: Number(process.env.BENCH_INTEGRATION_ID), mode: 'test' as const };
+const store = createStore(db, {
+  idempotencyTtlMs: 0,
+  secrets: createSecretBox(randomBytes(32)),
+  transferCacheMs: 5_000,
+});
+const stopFollowing = await store.transfers.followChanges();
+const chain = await startLocalChain({ serve: false });
+const auth: AuthContext = {
+  apiKeyId: 0,
+  integrationId: Number(process.env.BENCH_INTEGRATION_ID),
+  mode: 'test',
+  isTest: true,
+  settings: resolveSettings({}),
+};
 
-const app = Fastify({ logger: false }).withTypeProvider<ZodTypeProvider>();
+const app = Fastify({ logger: false });
 app.setValidatorCompiler(validatorCompiler);
 app.setSerializerCompiler(serializerCompiler);
+app.decorateRequest('auth', null as unknown as AuthContext);
+app.addHook('onRequest', async (request) => {
+  request.auth = auth;
+});
 app.get('/bare/hello', async () => ({ status: 'ok' }));
-app.get(
-  '/bare/transfers/:transferId',
-  { schema: { params: z.object({ transferId: integerId }), response: { 200: transferSchema } } },
-  async (request) => {
-    const transfer = await transfers.get(owner, request.params.transferId);
-    if (!transfer) throw new Error(`no transfer ${request.params.transferId}`);
-    return transferView(transfer);
+await app.register(
+  async (bare) => {
+    await bare.register(estimateRoute, {
+      mints: createMintLookup(chain.chain),
+      prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock: systemClock }),
+      feeSchedule: DEFAULT_FEE_SCHEDULE,
+      solCosts: createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
+    });
+    await bare.register(getTransferRoutes, { transfers: store.transfers });
   },
+  { prefix: '/bare' },
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ url })}\n`);
 process.on('SIGTERM', async () => {
   await app.close();
+  await stopFollowing();
+  await chain.close();
   await db.close();
   process.exit(0);
 });

@@ -14,7 +14,7 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import secureJson from 'secure-json-parse';
 import type { Clock } from '../domain/clock.ts';
@@ -24,12 +24,12 @@ import type { PriceResolver } from '../prices/resolver.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
-import { type AuthContext, createAuthenticator, subscribeToAuthChanges } from './auth.ts';
+import { type AuthContext, createAuthenticator } from './auth.ts';
 import { registerErrorHandling } from './errors.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerMetrics } from './metrics.ts';
 import { registerRateLimits } from './rate-limit.ts';
-import { requestIdFor } from './request-id.ts';
+import { createRequestIdGenerator } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
@@ -44,6 +44,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   metricsEnabled: boolean;
   authCacheMs: number;
+  /** How long GET /transfers/{id} may serve a transfer from memory (0: never); changes evict it at once. */
+  transferCacheMs: number;
   adminToken: string | undefined;
   quoteTtlMs: number;
   feeSchedule: FeeSchedule;
@@ -83,7 +85,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below with the route and caller.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: requestIdFor,
+    childLoggerFactory: lazyChildLogger,
+    genReqId: createRequestIdGenerator(),
     bodyLimit: deps.config.bodyLimitBytes,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -93,20 +96,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerJsonParser(app);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hot-path hooks take a callback rather than returning a promise: one microtask less each.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  // While shutting down, answers that were in flight end their keep-alive connection, so the
-  // server can close as soon as the last one is sent instead of waiting for idle clients.
-  let closing = false;
+  // While shutting down, keep-alive connections are closed as soon as their in-flight answer is
+  // sent, so the server stops without waiting for idle clients to hang up.
+  let closeIdle: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
-    closing = true;
+    closeIdle = setInterval(() => app.server.closeIdleConnections(), 50);
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
-    return payload;
-  });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onClose', async () => clearInterval(closeIdle));
+
+  const logsRequests = deps.logger.isLevelEnabled('info');
+  const observe = deps.config.metricsEnabled ? registerMetrics(app, deps.metricsRegistry) : undefined;
+  app.addHook('onResponse', (request, reply, done) => {
+    observe?.(request, reply);
+    if (!logsRequests) return done();
     request.log.info(
       {
         method: request.method,
@@ -117,8 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       'request',
     );
+    done();
   });
-  if (deps.config.metricsEnabled) registerMetrics(app, deps.metricsRegistry);
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -149,7 +156,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     cacheMs: deps.config.authCacheMs,
   });
-  await subscribeToAuthChanges(app, deps.db.listen, authenticator);
+  const stopFollowingAuth = await authenticator.follow(deps.db, deps.logger);
+  app.addHook('onClose', stopFollowingAuth);
+  if (deps.config.transferCacheMs > 0) {
+    const stopFollowingTransfers = await deps.store.transfers.followChanges(deps.logger);
+    app.addHook('onClose', stopFollowingTransfers);
+  }
   app.decorate('authenticate', authenticator.authenticate);
 
   await app.register(
@@ -249,6 +261,22 @@ function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
     }
   }
   return document;
+}
+
+/**
+ * Creates a request's child logger only when the request actually logs: most requests log once
+ * (or not at all below `info`), and building a child with its bindings and redaction on every
+ * request is measurable on the hot path.
+ */
+function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+  let child: FastifyBaseLogger | undefined;
+  return new Proxy(logger, {
+    get(_target, property) {
+      child ??= logger.child(bindings, options);
+      const value = Reflect.get(child, property);
+      return typeof value === 'function' ? value.bind(child) : value;
+    },
+  });
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

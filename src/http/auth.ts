@@ -1,9 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { hashApiKey, type KeyMode, parseApiKey } from '../domain/api-keys.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import { type IntegrationSettings, resolveSettings } from '../domain/integration.ts';
+import type { Db } from '../store/db.ts';
 import { AUTH_CHANGED_CHANNEL, type IntegrationStore, type KeyPrincipal } from '../store/integrations.ts';
+import { createNotifiedCache } from '../store/notified-cache.ts';
 
 /** Who is calling: the key, its integration and the mode that separates test from live objects. */
 export interface AuthContext {
@@ -35,23 +37,29 @@ function presentedKey(request: FastifyRequest): string | undefined {
 /**
  * Resolves API keys to principals with a short cache, so the hot path does not read the
  * database on every request. Every process drops its cache when any key or integration changes
- * (PostgreSQL NOTIFY), so revocation and suspension take effect at once.
+ * (PostgreSQL NOTIFY), so revocation and suspension take effect at once; while notifications are
+ * interrupted the cache is bypassed.
  */
 export function createAuthenticator(deps: { integrations: IntegrationStore; clock: Clock; cacheMs: number }) {
-  const cache = new Map<string, { principal: KeyPrincipal; expiresAt: number }>();
-  const MAX_CACHED = 10_000;
+  // Keyed by the presented key itself (memory only), so a cached key costs no hashing; the caller's
+  // context is resolved once per load, not per request.
+  const cache = createNotifiedCache<string, { principal: KeyPrincipal; context: AuthContext }>({
+    ttlMs: deps.cacheMs,
+    maxEntries: 10_000,
+    now: () => deps.clock.now().getTime(),
+  });
 
-  // Keyed by the presented key itself (memory only), so a cached key costs no hashing.
-  async function principalFor(key: string): Promise<KeyPrincipal | null> {
-    const now = deps.clock.now().getTime();
-    const cached = cache.get(key);
-    if (cached && cached.expiresAt > now) return cached.principal;
+  async function resolve(key: string) {
     const principal = await deps.integrations.findPrincipal(hashApiKey(key));
-    if (principal && deps.cacheMs > 0) {
-      if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(key, { principal, expiresAt: now + deps.cacheMs });
-    }
-    return principal;
+    if (!principal) return null;
+    const context: AuthContext = {
+      apiKeyId: principal.keyId,
+      integrationId: principal.integrationId,
+      mode: principal.mode,
+      isTest: principal.mode === 'test',
+      settings: resolveSettings(principal.settings),
+    };
+    return { principal, context };
   }
 
   return {
@@ -65,8 +73,9 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
         );
       }
       const mode = parseApiKey(key);
-      const principal = mode ? await principalFor(key) : null;
-      if (!principal || principal.mode !== mode) {
+      const found = mode ? await cache.read(key, () => resolve(key)) : null;
+      const principal = found?.principal;
+      if (!found || !principal || principal.mode !== mode) {
         throw new AppError(
           'MH_001',
           'Invalid API key. Check that the key is complete and belongs to this environment.',
@@ -77,29 +86,10 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
       if (principal.integrationStatus === 'suspended') {
         throw new AppError('MH_003', 'This integration is suspended. Contact support to restore access.');
       }
-      return {
-        apiKeyId: principal.keyId,
-        integrationId: principal.integrationId,
-        mode: principal.mode,
-        isTest: principal.mode === 'test',
-        settings: resolveSettings(principal.settings),
-      };
+      return found.context;
     },
-    /** Forgets every cached principal. */
-    invalidate() {
-      cache.clear();
-    },
+    /** Follows key and integration changes of every process; resolves to a stop function. */
+    follow: (db: Pick<Db, 'listen'>, log?: { warn(obj: object, msg: string): void }) =>
+      cache.follow(db, AUTH_CHANGED_CHANNEL, () => 'all', log),
   };
-}
-
-export type Authenticator = ReturnType<typeof createAuthenticator>;
-
-/** Keeps the authenticator's cache in step with changes made by any process. */
-export async function subscribeToAuthChanges(
-  app: FastifyInstance,
-  listen: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>,
-  authenticator: Authenticator,
-) {
-  const unlisten = await listen(AUTH_CHANGED_CHANNEL, () => authenticator.invalidate());
-  app.addHook('onClose', async () => unlisten());
 }

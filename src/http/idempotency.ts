@@ -34,8 +34,7 @@ export function registerIdempotency(
 ) {
   scope.decorateRequest('idempotencyClaim', null);
 
-  scope.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST') return;
+  const claimKey = async (request: FastifyRequest, reply: FastifyReply) => {
     const policy = request.routeOptions.config?.idempotency ?? deps.defaultPolicy;
     const header = request.headers['idempotency-key'];
     if (header === undefined) {
@@ -90,9 +89,9 @@ export function registerIdempotency(
           .type('application/json; charset=utf-8')
           .send(result.response.body);
     }
-  });
+  };
 
-  scope.addHook('onSend', async (request, reply, payload) => {
+  const storeResponse = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = request.idempotencyClaim;
     if (!claim || claim.settled) return payload;
     claim.settled = true;
@@ -111,11 +110,11 @@ export function registerIdempotency(
       request.log.error({ err: error }, 'storing the idempotent response failed');
     }
     return payload;
-  });
+  };
 
   // A claim whose response was never stored (the client went away, storing failed) is released
   // so that the client's retry runs instead of waiting for the claim to be considered abandoned.
-  scope.addHook('onResponse', async (request) => {
+  const releaseUnsettled = async (request: FastifyRequest) => {
     const claim = request.idempotencyClaim;
     if (claim && !claim.settled) {
       claim.settled = true;
@@ -123,5 +122,16 @@ export function registerIdempotency(
         .release(claim)
         .catch((error) => request.log.warn({ err: error }, 'releasing claim failed'));
     }
+  };
+
+  // Attached to POST routes only, so reads pay nothing for it.
+  scope.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    const append = <T>(existing: T | T[] | undefined, hook: T): T[] =>
+      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
+    route.preValidation = append(route.preValidation, claimKey as never);
+    route.onSend = append(route.onSend, storeResponse as never);
+    route.onResponse = append(route.onResponse, releaseUnsettled as never);
   });
 }

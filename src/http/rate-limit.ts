@@ -2,6 +2,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../domain/errors.ts';
+import { createRedisStore, InProcessStore } from './rate-limit-stores.ts';
 
 const WINDOW_MS = 60_000;
 
@@ -66,8 +67,7 @@ export async function registerRateLimits(
     cache: 50_000,
     // When Redis is unreachable, serving without limits beats failing every request.
     skipOnError: true,
-    nameSpace: options.namespace ?? 'tr-rl:',
-    ...(options.redis ? { redis: options.redis } : {}),
+    store: options.redis ? createRedisStore(options.redis, options.namespace ?? 'tr-rl:') : InProcessStore,
     keyGenerator: (request) => String(request.auth.apiKeyId),
     errorResponseBuilder: (request, context) =>
       new AppError(

@@ -1,12 +1,21 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+const SEQUENCE_LIMIT = 36 ** 8;
 
-/** The request id: the client's `X-Request-Id` when well-formed, otherwise a fresh `req_...`. */
-export function requestIdFor(request: IncomingMessage): string {
-  const sent = request.headers['x-request-id'];
-  if (typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent)) return sent;
-  // randomUUID draws from a cached entropy pool: far cheaper per request than randomBytes.
-  return `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+/**
+ * Request ids: the client's `X-Request-Id` when well-formed, otherwise `req_` with a random
+ * prefix of this generator and a counter — unique across processes and restarts without drawing
+ * randomness on every request.
+ */
+export function createRequestIdGenerator() {
+  const prefix = `req_${randomBytes(8).toString('hex')}`;
+  let sequence = randomBytes(4).readUInt32BE() % SEQUENCE_LIMIT;
+  return (request: IncomingMessage): string => {
+    const sent = request.headers['x-request-id'];
+    if (typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent)) return sent;
+    sequence = (sequence + 1) % SEQUENCE_LIMIT;
+    return `${prefix}${sequence.toString(36).padStart(8, '0')}`;
+  };
 }

@@ -28,8 +28,15 @@ export interface Db extends Sql {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Runs `fn` on one dedicated session (for session-level advisory locks). */
   withSession<T>(fn: (session: Sql) => Promise<T>): Promise<T>;
-  /** Subscribes to NOTIFY on `channel`; resolves to an unsubscribe function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to NOTIFY on `channel`; resolves to an unsubscribe function. `onLost` is called
+   * (once) if the listening connection breaks, after which no more notifications arrive.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onLost?: () => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -97,14 +104,30 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
         client.release();
       }
     },
-    async listen(channel, onNotify) {
+    async listen(channel, onNotify, onLost) {
       const client = await pool.connect();
+      let released = false;
       const handler = (message: pg.Notification) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
       };
+      const lost = (error?: Error) => {
+        if (released) return;
+        released = true;
+        client.release(error ?? true);
+        onLost?.();
+      };
       client.on('notification', handler);
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      client.on('error', lost);
+      client.on('end', () => lost());
+      try {
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      } catch (error) {
+        lost(error as Error);
+        throw error;
+      }
       return async () => {
+        if (released) return;
+        released = true;
         client.off('notification', handler);
         await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
         client.release();

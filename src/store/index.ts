@@ -10,10 +10,13 @@ import { createWebhookStore } from './webhooks.ts';
 const IDEMPOTENCY_LOCK_TIMEOUT_MS = 120_000;
 
 /** Every repository over one database. */
-export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets: SecretBox }) {
+export function createStore(
+  db: Db,
+  options: { idempotencyTtlMs: number; secrets: SecretBox; transferCacheMs?: number },
+) {
   return {
     integrations: createIntegrationStore(db),
-    transfers: createTransferStore(db),
+    transfers: createTransferStore(db, { cacheMs: options.transferCacheMs ?? 0 }),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {

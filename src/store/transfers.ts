@@ -11,7 +11,8 @@ import {
   type TransferStatus,
 } from '../domain/transfer.ts';
 import type { Db } from './db.ts';
-import { appendTransferEvents } from './events.ts';
+import { appendTransferEvents, outboxParams, outboxSql } from './events.ts';
+import { createNotifiedCache } from './notified-cache.ts';
 
 /** The owner of an object: an integration in one mode. Every read and write is scoped by it. */
 export interface Owner {
@@ -174,8 +175,44 @@ const isUniqueViolation = (error: unknown, constraint: string) =>
     (error as { constraint?: string; message?: string }).constraint ?? (error as Error).message,
   ).includes(constraint);
 
-/** Transfers: quotes, lookups, listing, expiry and usage. */
-export function createTransferStore(db: Db) {
+const ID_BLOCK = 32;
+
+/**
+ * Hands out transfer ids drawn from the table's sequence in blocks, so a create needs no round
+ * trip for its id. Ids stay unique across processes; like any sequence, they may have gaps.
+ */
+function createIdAllocator(db: Db) {
+  const available: number[] = [];
+  let refilling: Promise<void> | undefined;
+  return async function next(): Promise<number> {
+    while (available.length === 0) {
+      refilling ??= db
+        .query<{ id: string }>(
+          `SELECT nextval(pg_get_serial_sequence('transfers', 'id')) AS id FROM generate_series(1, $1)`,
+          [ID_BLOCK],
+        )
+        .then(({ rows }) => {
+          available.push(...rows.map((row) => Number(row.id)));
+        })
+        .finally(() => {
+          refilling = undefined;
+        });
+      await refilling;
+    }
+    return available.shift()!;
+  };
+}
+
+/** NOTIFY channel on which the database announces every changed transfer (payload: its id). */
+export const TRANSFER_CHANGED_CHANNEL = 'tr_transfer_changed';
+
+/**
+ * Transfers: quotes, lookups, listing, expiry and usage. Reads by id may be served from a
+ * per-process cache that every change evicts in every process (`followChanges`).
+ */
+export function createTransferStore(db: Db, options: { cacheMs?: number } = {}) {
+  const cache = createNotifiedCache<number, Transfer>({ ttlMs: options.cacheMs ?? 0, maxEntries: 50_000 });
+
   async function findByExternalId(owner: Owner, externalId: string) {
     const { rows } = await db.query<TransferRow>(
       'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
@@ -184,57 +221,85 @@ export function createTransferStore(db: Db) {
     return rows[0] ? toTransfer(rows[0]) : null;
   }
 
+  const nextTransferId = createIdAllocator(db);
+
+  /**
+   * Inserts a quote and its `transfer.quote_created` event (with its deliveries) in one statement:
+   * one round trip, atomic. The id is drawn beforehand so the event can carry the whole transfer.
+   */
   async function insertQuote(owner: Owner, quote: NewQuote): Promise<Transfer> {
+    const id = await nextTransferId();
+    const { fingerprint: _fingerprint, ...terms } = quote;
     // A support reference collision is astronomically rare but must not fail a create.
     for (let attempt = 0; ; attempt++) {
+      const transfer: Transfer = {
+        ...terms,
+        id,
+        integrationId: owner.integrationId,
+        mode: owner.mode,
+        supportBundleId: supportBundleIdFrom(randomBytes(8)),
+        fundingStrategy: FUNDING_STRATEGY,
+        status: 'quote',
+        phase: 'quoted',
+        hopsCompleted: 0,
+        lastError: null,
+        recovery: null,
+        signatures: { routeInit: [], sessionInit: [], hops: [] },
+        depositReceivedAt: null,
+        completedAt: null,
+        createdAt: quote.quotedAt,
+        updatedAt: quote.quotedAt,
+      };
+      const outbox = outboxSql(30);
       try {
-        return await db.transaction(async (tx) => {
-          const { rows } = await tx.query<TransferRow>(
-            `INSERT INTO transfers (
-               integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
+        await db.query(
+          `WITH transfer AS (
+             INSERT INTO transfers (
+               id, integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
                token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
                arrival_seconds, token_price_usd, price_source, usd_equivalent, pricing_tier, percent_fee_bps,
                percent_fee_raw, integrator_percent_share_raw, net_delivered_raw, flat_fee_lamports_per_hop,
                total_flat_fee_lamports, integrator_flat_share_lamports, status, phase, quoted_at, expires_at,
-               created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                     $21, $22, $23, $24, $25, $26, 'quote', 'quoted', $27, $28, $27, $27)
-             RETURNING *`,
-            [
-              owner.integrationId,
-              owner.mode,
-              quote.externalId,
-              supportBundleIdFrom(randomBytes(8)),
-              quote.fingerprint,
-              quote.tokenMint,
-              quote.tokenSymbol,
-              quote.tokenDecimals,
-              quote.amountRaw.toString(),
-              quote.amountTokens,
-              quote.sourceOwner,
-              quote.recipientWallet,
-              FUNDING_STRATEGY,
-              quote.hops,
-              quote.arrivalSeconds,
-              quote.tokenPriceUsd,
-              quote.priceSource,
-              quote.usdEquivalent,
-              quote.pricingTier,
-              quote.percentFeeBps,
-              quote.percentFeeRaw.toString(),
-              quote.integratorPercentShareRaw.toString(),
-              quote.netDeliveredRaw.toString(),
-              quote.flatFeeLamportsPerHop.toString(),
-              quote.totalFlatFeeLamports.toString(),
-              quote.integratorFlatShareLamports.toString(),
-              quote.quotedAt,
-              quote.expiresAt,
-            ],
-          );
-          const transfer = toTransfer(rows[0]!);
-          await appendTransferEvents(tx, transfer, ['transfer.quote_created'], quote.quotedAt);
-          return transfer;
-        });
+               created_at, updated_at, event_sequence)
+             OVERRIDING SYSTEM VALUE
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+                     $22, $23, $24, $25, $26, $27, 'quote', 'quoted', $28, $29, $28, $28, 1)
+           ), ${outbox.ctes}
+           ${outbox.select}`,
+          [
+            id,
+            owner.integrationId,
+            owner.mode,
+            quote.externalId,
+            transfer.supportBundleId,
+            quote.fingerprint,
+            quote.tokenMint,
+            quote.tokenSymbol,
+            quote.tokenDecimals,
+            quote.amountRaw.toString(),
+            quote.amountTokens,
+            quote.sourceOwner,
+            quote.recipientWallet,
+            FUNDING_STRATEGY,
+            quote.hops,
+            quote.arrivalSeconds,
+            quote.tokenPriceUsd,
+            quote.priceSource,
+            quote.usdEquivalent,
+            quote.pricingTier,
+            quote.percentFeeBps,
+            quote.percentFeeRaw.toString(),
+            quote.integratorPercentShareRaw.toString(),
+            quote.netDeliveredRaw.toString(),
+            quote.flatFeeLamportsPerHop.toString(),
+            quote.totalFlatFeeLamports.toString(),
+            quote.integratorFlatShareLamports.toString(),
+            quote.quotedAt,
+            quote.expiresAt,
+            ...outboxParams(transfer, ['transfer.quote_created'], 1, quote.quotedAt),
+          ],
+        );
+        return transfer;
       } catch (error) {
         if (attempt < 3 && isUniqueViolation(error, 'support_bundle_id')) continue;
         throw error;
@@ -285,12 +350,18 @@ export function createTransferStore(db: Db) {
 
     /** One transfer of this owner, or null (another owner's id is as unknown as a missing one). */
     async get(owner: Owner, id: number) {
-      const { rows } = await db.query<TransferRow>(
-        'SELECT * FROM transfers WHERE id = $1 AND integration_id = $2 AND mode = $3',
-        [id, owner.integrationId, owner.mode],
-      );
-      return rows[0] ? toTransfer(rows[0]) : null;
+      const transfer = await cache.read(id, async () => {
+        const { rows } = await db.query<TransferRow>('SELECT * FROM transfers WHERE id = $1', [id]);
+        return rows[0] ? toTransfer(rows[0]) : null;
+      });
+      return transfer && transfer.integrationId === owner.integrationId && transfer.mode === owner.mode
+        ? transfer
+        : null;
     },
+
+    /** Starts keeping the read cache in step with changes from every process; resolves to a stop function. */
+    followChanges: (log?: { warn(obj: object, msg: string): void }) =>
+      cache.follow(db, TRANSFER_CHANGED_CHANNEL, (payload) => Number(payload), log),
 
     /** The transfer of this owner with this externalId, or null. */
     getByExternalId: findByExternalId,
@@ -330,20 +401,26 @@ export function createTransferStore(db: Db) {
      * several workers can share (`SKIP LOCKED`). Returns the transfers expired.
      */
     async expireDue(now: Date, batchSize: number): Promise<Transfer[]> {
-      return db.transaction(async (tx) => {
-        const { rows } = await tx.query<TransferRow>(
-          `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $1, updated_at = $1
+      return db
+        .transaction(async (tx) => {
+          const { rows } = await tx.query<TransferRow>(
+            `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $1, updated_at = $1
             WHERE id IN (SELECT id FROM transfers WHERE status = 'quote' AND expires_at <= $1
                           ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
             RETURNING *`,
-          [now, batchSize],
-        );
-        const expired = rows.map(toTransfer);
-        for (const transfer of expired) {
-          await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
-        }
-        return expired;
-      });
+            [now, batchSize],
+          );
+          const expired = rows.map(toTransfer);
+          for (const transfer of expired) {
+            await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
+          }
+          return expired;
+        })
+        .then((expired) => {
+          // This process reads its own changes at once; others are told by the database.
+          for (const transfer of expired) cache.evict(transfer.id);
+          return expired;
+        });
     },
 
     /** Usage of an owner over transfers created in [from, to): counts, volume and revenue. */

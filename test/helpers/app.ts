@@ -54,6 +54,7 @@ export type TestAppOptions = Partial<
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
   authCacheMs?: number;
+  transferCacheMs?: number;
   config?: Partial<AppDeps['config']>;
 };
 
@@ -67,6 +68,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
   const chain = await startLocalChain({ serve: false, autoTick: false, clock });
   const store = createStore(db, {
+    transferCacheMs: options.transferCacheMs ?? 5_000,
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(randomBytes(32)),
   });
@@ -78,6 +80,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       bodyLimitBytes: 64 * 1024,
       metricsEnabled: true,
       authCacheMs: options.authCacheMs ?? 30_000,
+      transferCacheMs: options.transferCacheMs ?? 5_000,
       adminToken: ADMIN_TOKEN,
       quoteTtlMs: 15 * 60 * 1000,
       feeSchedule: DEFAULT_FEE_SCHEDULE,

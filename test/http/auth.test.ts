@@ -79,7 +79,7 @@ describe('authentication', () => {
     const live = await t.newCaller('live');
     const response = await usage(live.headers);
     assert.equal(response.json().isTestMode, false);
-    assert.match(String(response.headers['x-request-id']), /^req_[0-9a-f]{20}$/);
+    assert.match(String(response.headers['x-request-id']), /^req_[0-9a-f]{16}[0-9a-z]{8}$/);
     const test = await t.newCaller('test');
     assert.equal((await usage(test.headers)).json().isTestMode, true);
   });

@@ -72,6 +72,29 @@ describe('rate limits shared through Redis', () => {
   });
   after(() => redis.quit());
 
+  test('a burst counted in batches is still exact: 40 at once, 30 allowed, each position once', async () => {
+    const t = await createTestApp({
+      redis,
+      rateLimitNamespace: `test-rl-${randomBytes(6).toString('hex')}:`,
+    });
+    try {
+      const caller = await t.newCaller();
+      const responses = await Promise.all(Array.from({ length: 40 }, () => caller.get('/api/v1/webhooks')));
+      const allowed = responses.filter((response) => response.statusCode === 200);
+      assert.equal(allowed.length, 30);
+      assert.equal(responses.filter((response) => response.statusCode === 429).length, 10);
+      const remaining = allowed
+        .map((response) => Number(response.headers['ratelimit-remaining']))
+        .sort((a, b) => a - b);
+      assert.deepEqual(
+        remaining,
+        Array.from({ length: 30 }, (_, index) => index),
+      );
+    } finally {
+      await t.close();
+    }
+  });
+
   test('two processes sharing Redis enforce one budget', async () => {
     const namespace = `test-rl-${randomBytes(6).toString('hex')}:`;
     const first = await createTestApp({ redis, rateLimitNamespace: namespace });

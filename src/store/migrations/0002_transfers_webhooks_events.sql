@@ -53,7 +53,6 @@ CREATE TABLE transfers (
 CREATE UNIQUE INDEX transfers_external_id_idx ON transfers (integration_id, mode, external_id)
   WHERE external_id IS NOT NULL;
 CREATE INDEX transfers_listing_idx ON transfers (integration_id, mode, created_at DESC, id DESC);
-CREATE INDEX transfers_support_bundle_idx ON transfers (integration_id, mode, support_bundle_id);
 CREATE INDEX transfers_expiry_idx ON transfers (expires_at) WHERE status = 'quote';
 
 CREATE TABLE events (
@@ -63,13 +62,13 @@ CREATE TABLE events (
   type           text        NOT NULL,
   transfer_id    bigint      REFERENCES transfers (id),
   sequence       integer,
-  -- The event exactly as delivered: { id, type, createdAt, isTest, apiVersion, sequence, data }.
-  payload        jsonb       NOT NULL,
+  -- The event exactly as delivered, byte for byte: { id, type, createdAt, isTest, apiVersion,
+  -- sequence, data } (json, not jsonb, so the text is kept as written).
+  payload        json        NOT NULL,
   created_at     timestamptz NOT NULL,
   UNIQUE (transfer_id, sequence)
 );
 CREATE INDEX events_listing_idx ON events (integration_id, mode, created_at DESC);
-CREATE INDEX events_transfer_idx ON events (transfer_id, sequence);
 
 CREATE TABLE webhook_endpoints (
   id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
