@@ -20,6 +20,7 @@ import { pgbench } from './lib/pgbench.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString('hex')}`;
+const ENCRYPTION_KEY = randomBytes(32).toString('hex');
 const SOL_MINT = 'So11111111111111111111111111111111111111112';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -54,6 +55,7 @@ async function service(env: Record<string, string>) {
   const started = await startServiceProcess({
     DATABASE_URL: database.url,
     ADMIN_TOKEN,
+    ENCRYPTION_KEY,
     LOG_LEVEL: 'warn',
     ...env,
   });

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { startService } from './service.ts';
+import { EncryptionKeyMismatchError } from './store/encryption-check.ts';
 
 /**
  * `npm start`: the API and the workers in one process (`npm run worker` runs only the workers),
@@ -53,7 +54,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  if (error instanceof ConfigError) console.error(error.message);
+  if (error instanceof ConfigError || error instanceof EncryptionKeyMismatchError) console.error(error.message);
   else console.error(error);
   process.exit(1);
 });

@@ -16,9 +16,11 @@ import { createPriceResolverFromConfig } from './prices/resolver.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
 import { createStore } from './store/index.ts';
 import { migrate } from './store/migrate.ts';
+import { verifyEncryptionKey } from './store/encryption-check.ts';
 import { createSecretBox, parseEncryptionKey } from './store/secret-box.ts';
 import { createWebhookSender } from './webhooks/sender.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
+import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
 /** Which parts a process runs: the HTTP API, the background workers, or both (`npm start`). */
 export interface ServiceRoles {
@@ -94,9 +96,11 @@ export async function startService(
     const encryptionKey =
       config.encryptionKey ?? parseEncryptionKey(await ensureLocalEncryptionKey(config.dataDir));
     if (!encryptionKey) throw new Error('the local encryption key file is corrupt');
+    const secrets = createSecretBox(encryptionKey);
+    await verifyEncryptionKey(db, secrets);
     const store = createStore(db, {
       idempotencyTtlMs: config.idempotencyTtlMs,
-      secrets: createSecretBox(encryptionKey),
+      secrets,
       transferCacheMs: config.transferCacheMs,
     });
 
@@ -106,7 +110,16 @@ export async function startService(
     closers.push(() => sender.close());
 
     const workers = roles.workers
-      ? [createExpiryWorker({ transfers: store.transfers, clock, log: logger.child({ worker: 'expiry' }) })]
+      ? [
+          createExpiryWorker({ transfers: store.transfers, clock, log: logger.child({ worker: 'expiry' }) }),
+          createWebhookDeliveryWorker({
+            db,
+            deliveries: store.deliveries,
+            sender,
+            clock,
+            log: logger.child({ worker: 'webhook-delivery' }),
+          }),
+        ]
       : [];
     for (const worker of workers) {
       worker.start();

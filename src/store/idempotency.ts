@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import type { SecretBox } from './secret-box.ts';
 
 /** A stored response, replayed verbatim for a repeated key. */
 export interface StoredResponse {
@@ -21,12 +22,16 @@ type IdempotencyRow = {
 };
 
 /**
- * Idempotency keys. A key is claimed with one atomic upsert, so concurrent duplicates (in this
+ * Idempotency keys. Stored responses are sealed at rest: some carry secrets shown once (a new
+ * webhook endpoint's signing secret). A key is claimed with one atomic upsert, so concurrent duplicates (in this
  * process or any other sharing the database) never both run. A claim older than `lockTimeoutMs`
  * with the same request is treated as abandoned by a crashed process and may be taken over; a
  * record older than `ttlMs` is forgotten.
  */
-export function createIdempotencyStore(db: Db, options: { ttlMs: number; lockTimeoutMs: number }) {
+export function createIdempotencyStore(
+  db: Db,
+  options: { ttlMs: number; lockTimeoutMs: number; secrets: SecretBox },
+) {
   return {
     /** Claims `key` in `scope` for a request with fingerprint `requestHash`. */
     async claim(input: {
@@ -76,7 +81,7 @@ export function createIdempotencyStore(db: Db, options: { ttlMs: number; lockTim
         if (existing.state === 'in_progress') return { kind: 'in_progress' };
         return {
           kind: 'completed',
-          response: { status: existing.response_status!, body: existing.response_body! },
+          response: { status: existing.response_status!, body: options.secrets.open(existing.response_body!) },
         };
       }
       return { kind: 'in_progress' };
@@ -88,7 +93,7 @@ export function createIdempotencyStore(db: Db, options: { ttlMs: number; lockTim
         `UPDATE idempotency_keys
             SET state = 'completed', response_status = $3, response_body = $4, completed_at = $5
           WHERE scope = $1 AND key = $2 AND state = 'in_progress'`,
-        [input.scope, input.key, input.response.status, input.response.body, input.now],
+        [input.scope, input.key, input.response.status, options.secrets.seal(input.response.body), input.now],
       );
     },
 

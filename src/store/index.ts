@@ -22,6 +22,7 @@ export function createStore(
     idempotency: createIdempotencyStore(db, {
       ttlMs: options.idempotencyTtlMs,
       lockTimeoutMs: IDEMPOTENCY_LOCK_TIMEOUT_MS,
+      secrets: options.secrets,
     }),
   };
 }

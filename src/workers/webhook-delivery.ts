@@ -8,6 +8,7 @@ import {
   type DeliveryResult,
   type DeliveryStore,
 } from '../store/deliveries.ts';
+import { keepListening } from '../store/notifications.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
 import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../webhooks/signed-post.ts';
 
@@ -180,9 +181,10 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
   }
 
   async function run() {
-    let unlisten: (() => Promise<void>) | undefined;
+    let subscription: { close(): Promise<void> } | undefined;
     try {
-      unlisten = await options.db.listen(DELIVERY_CHANNEL, wake);
+      // Resubscribes by itself if the connection breaks; a missed notification only costs a poll.
+      subscription = await keepListening(options.db, DELIVERY_CHANNEL, { onNotify: wake, onReset: wake, log });
     } catch (error) {
       log.warn({ err: error }, 'cannot LISTEN for webhook deliveries; polling only');
     }
@@ -216,7 +218,7 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
       await Promise.all(sending);
       await flushing;
       await flush();
-      await unlisten?.();
+      await subscription?.close();
     }
   }
 

@@ -5,6 +5,8 @@ import { runAdminCli, type ServiceProcess, startServiceProcess } from '../helper
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 const ADMIN_TOKEN = 'process-admin-token-0123456789abcdef';
+/** Processes sharing a database share its encryption key. */
+const ENCRYPTION_KEY = 'a1'.repeat(32);
 
 describe('two service processes on one PostgreSQL', () => {
   let database: TestDatabase;
@@ -16,8 +18,8 @@ describe('two service processes on one PostgreSQL', () => {
     database = await createTestDatabase();
     // Both start (and migrate) at the same time against the same database.
     [first, second] = await Promise.all([
-      startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN }),
-      startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN }),
+      startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN, ENCRYPTION_KEY }),
+      startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN, ENCRYPTION_KEY }),
     ]);
     receiver = await startReceiver();
   });
@@ -100,6 +102,44 @@ describe('two service processes on one PostgreSQL', () => {
     assert.equal(receiver.received.length, pings + 1, 'one ping: executed once');
     const { rows } = await database.db.query('SELECT count(*)::int AS n FROM webhook_endpoints');
     assert.deepEqual(rows, [{ n: 1 }]);
+  });
+
+  test('the delivery worker of the service delivers a new transfer\'s event to the endpoint', async () => {
+    receiver.respondWith({ status: 200 });
+    const before = receiver.received.length;
+    const created = await fetch(`${first.url}/api/v1/transfers`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'idempotency-key': 'process-transfer-0001', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tokenMint: 'So11111111111111111111111111111111111111112',
+        amountRaw: '2000000000',
+        amountTokens: '2',
+        sourceOwner: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM',
+        recipientWallet: 'GsbwXfJraMomNxBcjYLcG3mxkBUiyWXAB32fGbSMQRdW',
+      }),
+    });
+    assert.equal(created.status, 200);
+    const transfer = (await created.json()) as { id: number };
+    const deadline = Date.now() + 10_000;
+    while (!receiver.received.slice(before).some((request) => request.headers['mh-event-type'] === 'transfer.quote_created')) {
+      if (Date.now() > deadline) {
+        const rows = await database.db.query('SELECT status, attempts, last_error, last_status_code FROM webhook_deliveries');
+        throw new Error(`no event delivered within 10 s: ${JSON.stringify(rows.rows)}\n${first.logs.slice(-5).join('\n')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const delivered = receiver.received.slice(before).find((request) => request.headers['mh-event-type'] === 'transfer.quote_created')!;
+    const event = JSON.parse(delivered.body);
+    assert.equal(event.data.transfer.id, transfer.id);
+    assert.equal(event.sequence, 1);
+    assert.match(String(delivered.headers['mh-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
+  });
+
+  test('a process with another encryption key refuses to start', async () => {
+    await assert.rejects(
+      startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN, ENCRYPTION_KEY: 'b2'.repeat(32) }),
+      /ENCRYPTION_KEY does not match the key this database was set up with/,
+    );
   });
 
   test('SIGTERM lets an in-flight request finish, then the process exits cleanly', async () => {
