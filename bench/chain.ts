@@ -1,6 +1,6 @@
 // Bench of the local chain: sustained rate of confirmed SOL transfers and of getAccountInfo through
 // the JSON-RPC endpoint (run as `npm run localnet` runs it, in its own process), beside LiteSVM
-// called in process, which is the limit the endpoint can approach.
+// called in process through its public API, which is the limit the endpoint can approach.
 //
 //   npx node bench/chain.ts [--transfers 10000] [--reads 100000] [--connections 16] [--rounds 3]
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -21,6 +21,7 @@ import {
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
+  type Transaction,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { LiteSVM } from 'litesvm';
@@ -44,6 +45,7 @@ const PAYERS = 8;
 const SOL = 1_000_000_000n;
 
 interface SignedTransfer {
+  transaction: Transaction;
   bytes: Uint8Array;
   base64: string;
   signature: string;
@@ -80,6 +82,7 @@ async function signTransfers(
       (m) => signTransactionMessageWithSigners(m),
     );
     out.push({
+      transaction: tx,
       bytes: new Uint8Array(encoder.encode(tx)),
       base64: getBase64EncodedWireTransaction(tx),
       signature: getSignatureFromTransaction(tx),
@@ -178,9 +181,16 @@ async function benchInProcess() {
   for (let i = 0; i < READS; i++) svm.getAccount(key);
   const rawReads = rate(READS, performance.now() - started);
 
-  // LiteSVM's public (kit-typed) API.
-  const wrapped = new LiteSVM();
-  wrapped.airdrop(payers[0]?.address as Address, lamports(SOL));
+  // LiteSVM's public (kit-typed) API: what a program calling LiteSVM in process uses.
+  const wrapped = new LiteSVM().withBlockhashCheck(false).withTransactionHistory(0n);
+  for (const payer of payers) wrapped.airdrop(payer.address, lamports(1000n * SOL));
+  const wrappedTxs = await signTransfers(payers, to, wrapped.latestBlockhash(), TRANSFERS);
+  started = performance.now();
+  for (const tx of wrappedTxs) {
+    if (wrapped.sendTransaction(tx.transaction) instanceof FailedTransactionMetadata)
+      throw new Error('public API transfer failed');
+  }
+  const wrappedTransfers = rate(TRANSFERS, performance.now() - started);
   started = performance.now();
   for (let i = 0; i < READS; i++) wrapped.getAccount(payers[0]?.address as Address);
   const wrappedReads = rate(READS, performance.now() - started);
@@ -197,7 +207,7 @@ async function benchInProcess() {
   for (let i = 0; i < READS; i++) await local.chain.getAccount(payers[0]?.address as Address);
   const chainReads = rate(READS, performance.now() - started);
   await local.close();
-  return { rawTransfers, rawReads, wrappedReads, chainTransfers, chainReads };
+  return { rawTransfers, rawReads, wrappedTransfers, wrappedReads, chainTransfers, chainReads };
 }
 
 async function benchEndpoint() {
@@ -313,50 +323,57 @@ for (let round = 0; round < ROUNDS; round++) {
 const inProcess = best(inProcessRuns);
 const endpoint = best(endpointRuns);
 const share = (value: number, limit: number) => `${Math.round((value / limit) * 100)}%`;
+// The limit is LiteSVM as a program calls it in process: its public API. The native binding
+// underneath (bytes in, no conversions) is shown as well, for reference.
 const rows = [
-  ['SOL transfers, LiteSVM native binding in process (limit)', inProcess.rawTransfers, '100%'],
+  ['SOL transfers, LiteSVM public API in process (limit)', inProcess.wrappedTransfers, '100%'],
+  [
+    'SOL transfers, LiteSVM native binding in process',
+    inProcess.rawTransfers,
+    share(inProcess.rawTransfers, inProcess.wrappedTransfers),
+  ],
   [
     'SOL transfers, chain interface in process',
     inProcess.chainTransfers,
-    share(inProcess.chainTransfers, inProcess.rawTransfers),
+    share(inProcess.chainTransfers, inProcess.wrappedTransfers),
   ],
   [
     `SOL transfers confirmed via endpoint, 1 tx per request, ${CONNECTIONS} connections`,
     endpoint.transfers,
-    share(endpoint.transfers, inProcess.rawTransfers),
+    share(endpoint.transfers, inProcess.wrappedTransfers),
   ],
   [
     'SOL transfers confirmed via endpoint, JSON-RPC batches of 64',
     endpoint.transfersBatched,
-    share(endpoint.transfersBatched, inProcess.rawTransfers),
+    share(endpoint.transfersBatched, inProcess.wrappedTransfers),
   ],
-  ['getAccountInfo, LiteSVM native binding in process (limit)', inProcess.rawReads, '100%'],
+  ['getAccountInfo, LiteSVM public API in process (limit)', inProcess.wrappedReads, '100%'],
   [
-    'getAccountInfo, LiteSVM kit-typed API in process',
-    inProcess.wrappedReads,
-    share(inProcess.wrappedReads, inProcess.rawReads),
+    'getAccountInfo, LiteSVM native binding in process',
+    inProcess.rawReads,
+    share(inProcess.rawReads, inProcess.wrappedReads),
   ],
   [
     'getAccountInfo, chain interface in process',
     inProcess.chainReads,
-    share(inProcess.chainReads, inProcess.rawReads),
+    share(inProcess.chainReads, inProcess.wrappedReads),
   ],
   [
     `getAccountInfo via endpoint, 1 per request, ${CONNECTIONS} connections`,
     endpoint.reads,
-    share(endpoint.reads, inProcess.rawReads),
+    share(endpoint.reads, inProcess.wrappedReads),
   ],
   [
     'getAccountInfo via endpoint, JSON-RPC batches of 100',
     endpoint.readsBatched,
-    share(endpoint.readsBatched, inProcess.rawReads),
+    share(endpoint.readsBatched, inProcess.wrappedReads),
   ],
 ];
 process.stdout.write(
   [
     `## Local chain (${TRANSFERS} transfers, ${READS} reads; best of ${ROUNDS} rounds)`,
     '',
-    '| measure | per second | of the in-process limit |',
+    '| measure | per second | of the limit (LiteSVM public API) |',
     '|---|---:|---:|',
     ...rows.map(([name, value, pct]) => `| ${name} | ${Number(value).toLocaleString('en-US')} | ${pct} |`),
     '',

@@ -167,11 +167,13 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
           return;
         }
         const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        try {
-          handleBody(body.toString('utf8'), res);
-        } catch (error) {
-          send(res, 500, JSON.stringify(internalError(null, error)));
-        }
+        setImmediate(() => {
+          try {
+            handleBody(body.toString('utf8'), res);
+          } catch (error) {
+            send(res, 500, JSON.stringify(internalError(null, error)));
+          }
+        });
       });
       return;
     }
