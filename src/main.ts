@@ -54,7 +54,8 @@ async function main() {
 }
 
 main().catch((error) => {
-  if (error instanceof ConfigError || error instanceof EncryptionKeyMismatchError) console.error(error.message);
+  if (error instanceof ConfigError || error instanceof EncryptionKeyMismatchError)
+    console.error(error.message);
   else console.error(error);
   process.exit(1);
 });

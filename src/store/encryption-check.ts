@@ -24,7 +24,9 @@ export async function verifyEncryptionKey(db: Db, secrets: SecretBox): Promise<v
     CHECK_KEY,
     secrets.seal(CHECK_VALUE),
   ]);
-  const { rows } = await db.query<{ value: string }>('SELECT value FROM service_settings WHERE key = $1', [CHECK_KEY]);
+  const { rows } = await db.query<{ value: string }>('SELECT value FROM service_settings WHERE key = $1', [
+    CHECK_KEY,
+  ]);
   let opened: string | undefined;
   try {
     opened = secrets.open(rows[0]!.value);

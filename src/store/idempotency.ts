@@ -81,7 +81,10 @@ export function createIdempotencyStore(
         if (existing.state === 'in_progress') return { kind: 'in_progress' };
         return {
           kind: 'completed',
-          response: { status: existing.response_status!, body: options.secrets.open(existing.response_body!) },
+          response: {
+            status: existing.response_status!,
+            body: options.secrets.open(existing.response_body!),
+          },
         };
       }
       return { kind: 'in_progress' };

@@ -184,7 +184,11 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
     let subscription: { close(): Promise<void> } | undefined;
     try {
       // Resubscribes by itself if the connection breaks; a missed notification only costs a poll.
-      subscription = await keepListening(options.db, DELIVERY_CHANNEL, { onNotify: wake, onReset: wake, log });
+      subscription = await keepListening(options.db, DELIVERY_CHANNEL, {
+        onNotify: wake,
+        onReset: wake,
+        log,
+      });
     } catch (error) {
       log.warn({ err: error }, 'cannot LISTEN for webhook deliveries; polling only');
     }

@@ -59,7 +59,9 @@ describe('webhook endpoints', () => {
       [body.id],
     );
     assert.ok(!stored.rows[0]!.secret_sealed.includes(body.secret.slice(6)), 'secret sealed at rest');
-    const replays = await t.database.db.query<{ response_body: string }>('SELECT response_body FROM idempotency_keys');
+    const replays = await t.database.db.query<{ response_body: string }>(
+      'SELECT response_body FROM idempotency_keys',
+    );
     assert.ok(replays.rows.length > 0);
     assert.ok(
       replays.rows.every((row) => !row.response_body.includes('whsec_')),

@@ -104,12 +104,16 @@ describe('two service processes on one PostgreSQL', () => {
     assert.deepEqual(rows, [{ n: 1 }]);
   });
 
-  test('the delivery worker of the service delivers a new transfer\'s event to the endpoint', async () => {
+  test("the delivery worker of the service delivers a new transfer's event to the endpoint", async () => {
     receiver.respondWith({ status: 200 });
     const before = receiver.received.length;
     const created = await fetch(`${first.url}/api/v1/transfers`, {
       method: 'POST',
-      headers: { 'x-api-key': key, 'idempotency-key': 'process-transfer-0001', 'content-type': 'application/json' },
+      headers: {
+        'x-api-key': key,
+        'idempotency-key': 'process-transfer-0001',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({
         tokenMint: 'So11111111111111111111111111111111111111112',
         amountRaw: '2000000000',
@@ -121,14 +125,24 @@ describe('two service processes on one PostgreSQL', () => {
     assert.equal(created.status, 200);
     const transfer = (await created.json()) as { id: number };
     const deadline = Date.now() + 10_000;
-    while (!receiver.received.slice(before).some((request) => request.headers['mh-event-type'] === 'transfer.quote_created')) {
+    while (
+      !receiver.received
+        .slice(before)
+        .some((request) => request.headers['mh-event-type'] === 'transfer.quote_created')
+    ) {
       if (Date.now() > deadline) {
-        const rows = await database.db.query('SELECT status, attempts, last_error, last_status_code FROM webhook_deliveries');
-        throw new Error(`no event delivered within 10 s: ${JSON.stringify(rows.rows)}\n${first.logs.slice(-5).join('\n')}`);
+        const rows = await database.db.query(
+          'SELECT status, attempts, last_error, last_status_code FROM webhook_deliveries',
+        );
+        throw new Error(
+          `no event delivered within 10 s: ${JSON.stringify(rows.rows)}\n${first.logs.slice(-5).join('\n')}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const delivered = receiver.received.slice(before).find((request) => request.headers['mh-event-type'] === 'transfer.quote_created')!;
+    const delivered = receiver.received
+      .slice(before)
+      .find((request) => request.headers['mh-event-type'] === 'transfer.quote_created')!;
     const event = JSON.parse(delivered.body);
     assert.equal(event.data.transfer.id, transfer.id);
     assert.equal(event.sequence, 1);
