@@ -17,6 +17,21 @@ declare module 'fastify' {
 }
 
 /**
+ * The open claim of a request, for a handler that records its response in the same statement as
+ * its change (so both commit together); null when the request carries no key. Call
+ * {@link markClaimSettled} once that statement has committed.
+ */
+export function openClaim(request: FastifyRequest): { scope: string; key: string } | null {
+  const claim = request.idempotencyClaim;
+  return claim && !claim.settled ? { scope: claim.scope, key: claim.key } : null;
+}
+
+/** Marks a request's claim as completed by its handler, so the response is not stored again. */
+export function markClaimSettled(request: FastifyRequest) {
+  if (request.idempotencyClaim) request.idempotencyClaim.settled = true;
+}
+
+/**
  * Stripe's idempotency for POST requests of a scope: the first response to a key (status and
  * body, errors included) is stored and replayed for the key's lifetime with
  * `Idempotent-Replayed: true`; the same key with a different request is MH_071, and while the

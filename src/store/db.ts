@@ -24,6 +24,12 @@ export interface Sql {
 
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
+  /**
+   * Runs one statement whose commit does not wait for its WAL record to reach disk. Only for
+   * writes that a later, durable commit of the same request covers (a WAL flush writes everything
+   * before it): a crash in between loses both, never just the first.
+   */
+  queryUnsynced<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Runs `fn` on one dedicated session (for session-level advisory locks). */
@@ -60,8 +66,18 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
     application_name: options.applicationName ?? 'transfer-router',
     types: typeParsers,
   });
+  const unsyncedPool = new pg.Pool({
+    connectionString: options.url,
+    max: Math.max(2, Math.ceil((options.poolSize ?? 10) / 4)),
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: options.applicationName ?? 'transfer-router',
+    options: '-c synchronous_commit=off',
+    types: typeParsers,
+  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  unsyncedPool.on('error', () => {});
 
   const query = async <R extends Row>(
     client: pg.Pool | pg.PoolClient,
@@ -82,6 +98,7 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
   return {
     kind: 'postgres',
     ...session(pool),
+    queryUnsynced: (text, params) => query(unsyncedPool, text, params),
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -133,7 +150,9 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
         client.release();
       };
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), unsyncedPool.end()]);
+    },
   };
 }
 
@@ -155,6 +174,7 @@ export async function createPgliteDb(options: { dataDir?: string } = {}): Promis
   return {
     kind: 'pglite',
     ...session(db),
+    queryUnsynced: (text, params) => session(db).query(text, params),
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
     // PGlite is a single session already.
     withSession: (fn) => fn(session(db)),

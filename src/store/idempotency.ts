@@ -1,3 +1,4 @@
+import { createBatcher } from './batcher.ts';
 import type { Db } from './db.ts';
 import type { SecretBox } from './secret-box.ts';
 
@@ -32,72 +33,122 @@ export function createIdempotencyStore(
   db: Db,
   options: { ttlMs: number; lockTimeoutMs: number; secrets: SecretBox },
 ) {
+  type ClaimInput = {
+    scope: string;
+    key: string;
+    requestHash: Buffer;
+    method: string;
+    path: string;
+    now: Date;
+  };
+  const id = (input: { scope: string; key: string }) => `${input.scope}\u0000${input.key}`;
+
+  /** The outcome for requests whose key was not claimed: replay, conflict, or still running. */
+  async function existingOutcomes(inputs: ClaimInput[]): Promise<(ClaimResult | null)[]> {
+    const { rows } = await db.query<IdempotencyRow & { scope: string; key: string }>(
+      `SELECT scope, key, request_hash, state, response_status, response_body
+         FROM idempotency_keys WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      [inputs.map((input) => input.scope), inputs.map((input) => input.key)],
+    );
+    const found = new Map(rows.map((row) => [id(row), row]));
+    return inputs.map((input): ClaimResult | null => {
+      const existing = found.get(id(input));
+      // Deleted by the cleanup in between: the caller claims again.
+      if (!existing) return null;
+      if (!Buffer.from(existing.request_hash).equals(input.requestHash)) return { kind: 'mismatch' };
+      if (existing.state === 'in_progress') return { kind: 'in_progress' };
+      return {
+        kind: 'completed',
+        response: { status: existing.response_status!, body: options.secrets.open(existing.response_body!) },
+      };
+    });
+  }
+
+  /**
+   * Claims the keys of a batch in one upsert. Within a batch only the first request of a key may
+   * claim it; any later one finds it in progress, as it would a moment later.
+   */
+  async function claimBatch(inputs: ClaimInput[]): Promise<ClaimResult[]> {
+    const results: (ClaimResult | null)[] = inputs.map(() => null);
+    for (let attempt = 0; attempt < 3 && results.includes(null); attempt++) {
+      const open = inputs
+        .map((input, index) => ({ input, index }))
+        .filter(({ index }) => results[index] === null);
+      const leaders = new Map<string, ClaimInput>();
+      for (const { input } of open) if (!leaders.has(id(input))) leaders.set(id(input), input);
+      const candidates = [...leaders.values()];
+      // Unsynced: the request's own durable commit (or, for a read, its completion) flushes it too.
+      const { rows } = await db.queryUnsynced<{ scope: string; key: string }>(
+        `INSERT INTO idempotency_keys (scope, key, request_hash, method, path, state, locked_at, created_at)
+         SELECT scope, key, request_hash, method, path, 'in_progress', now, now
+           FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::text[], $6::timestamptz[])
+                AS c(scope, key, request_hash, method, path, now)
+         ON CONFLICT (scope, key) DO UPDATE
+            SET request_hash = EXCLUDED.request_hash, method = EXCLUDED.method, path = EXCLUDED.path,
+                state = 'in_progress', locked_at = EXCLUDED.locked_at, created_at = EXCLUDED.created_at,
+                response_status = NULL, response_body = NULL, completed_at = NULL
+          WHERE idempotency_keys.created_at < EXCLUDED.created_at - $7 * interval '1 millisecond'
+             OR (idempotency_keys.state = 'in_progress'
+                 AND idempotency_keys.locked_at < EXCLUDED.created_at - $8 * interval '1 millisecond'
+                 AND idempotency_keys.request_hash = EXCLUDED.request_hash)
+         RETURNING scope, key`,
+        [
+          candidates.map((input) => input.scope),
+          candidates.map((input) => input.key),
+          candidates.map((input) => input.requestHash),
+          candidates.map((input) => input.method),
+          candidates.map((input) => input.path),
+          candidates.map((input) => input.now),
+          options.ttlMs,
+          options.lockTimeoutMs,
+        ],
+      );
+      const claimed = new Set(rows.map(id));
+      const others: { input: ClaimInput; index: number }[] = [];
+      for (const entry of open) {
+        if (claimed.has(id(entry.input)) && leaders.get(id(entry.input)) === entry.input) {
+          results[entry.index] = { kind: 'claimed' };
+        } else others.push(entry);
+      }
+      if (others.length === 0) break;
+      const outcomes = await existingOutcomes(others.map(({ input }) => input));
+      others.forEach(({ index }, position) => {
+        results[index] = outcomes[position]!;
+      });
+    }
+    return results.map((result) => result ?? { kind: 'in_progress' });
+  }
+
+  async function completeBatch(
+    inputs: { scope: string; key: string; response: StoredResponse; now: Date }[],
+  ) {
+    await db.query(
+      `UPDATE idempotency_keys AS k
+          SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = c.now
+         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[]) AS c(scope, key, status, body, now)
+        WHERE k.scope = c.scope AND k.key = c.key AND k.state = 'in_progress'`,
+      [
+        inputs.map((input) => input.scope),
+        inputs.map((input) => input.key),
+        inputs.map((input) => input.response.status),
+        inputs.map((input) => options.secrets.seal(input.response.body)),
+        inputs.map((input) => input.now),
+      ],
+    );
+    return inputs.map(() => undefined);
+  }
+
+  // Claims and completions of concurrent requests share statements (see createBatcher).
+  const claim = createBatcher({ maxBatch: 128, run: claimBatch });
+  const complete = createBatcher({ maxBatch: 128, run: completeBatch });
+
   return {
     /** Claims `key` in `scope` for a request with fingerprint `requestHash`. */
-    async claim(input: {
-      scope: string;
-      key: string;
-      requestHash: Buffer;
-      method: string;
-      path: string;
-      now: Date;
-    }): Promise<ClaimResult> {
-      const expiredBefore = new Date(input.now.getTime() - options.ttlMs);
-      const abandonedBefore = new Date(input.now.getTime() - options.lockTimeoutMs);
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const claimed = await db.query(
-          `INSERT INTO idempotency_keys (scope, key, request_hash, method, path, state, locked_at, created_at)
-           VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $6)
-           ON CONFLICT (scope, key) DO UPDATE
-              SET request_hash = EXCLUDED.request_hash, method = EXCLUDED.method, path = EXCLUDED.path,
-                  state = 'in_progress', locked_at = EXCLUDED.locked_at, created_at = EXCLUDED.created_at,
-                  response_status = NULL, response_body = NULL, completed_at = NULL
-            WHERE idempotency_keys.created_at < $7
-               OR (idempotency_keys.state = 'in_progress' AND idempotency_keys.locked_at < $8
-                   AND idempotency_keys.request_hash = EXCLUDED.request_hash)
-           RETURNING 1`,
-          [
-            input.scope,
-            input.key,
-            input.requestHash,
-            input.method,
-            input.path,
-            input.now,
-            expiredBefore,
-            abandonedBefore,
-          ],
-        );
-        if (claimed.rowCount > 0) return { kind: 'claimed' };
-
-        const { rows } = await db.query<IdempotencyRow>(
-          `SELECT request_hash, state, response_status, response_body
-             FROM idempotency_keys WHERE scope = $1 AND key = $2`,
-          [input.scope, input.key],
-        );
-        const existing = rows[0];
-        // Deleted by the cleanup between the two statements: try again.
-        if (!existing) continue;
-        if (!Buffer.from(existing.request_hash).equals(input.requestHash)) return { kind: 'mismatch' };
-        if (existing.state === 'in_progress') return { kind: 'in_progress' };
-        return {
-          kind: 'completed',
-          response: {
-            status: existing.response_status!,
-            body: options.secrets.open(existing.response_body!),
-          },
-        };
-      }
-      return { kind: 'in_progress' };
-    },
+    claim: (input: ClaimInput): Promise<ClaimResult> => claim(input),
 
     /** Stores the response of a claimed key. */
-    async complete(input: { scope: string; key: string; response: StoredResponse; now: Date }) {
-      await db.query(
-        `UPDATE idempotency_keys
-            SET state = 'completed', response_status = $3, response_body = $4, completed_at = $5
-          WHERE scope = $1 AND key = $2 AND state = 'in_progress'`,
-        [input.scope, input.key, input.response.status, options.secrets.seal(input.response.body), input.now],
-      );
+    complete: async (input: { scope: string; key: string; response: StoredResponse; now: Date }) => {
+      await complete(input);
     },
 
     /** Releases a claim whose request produced nothing worth replaying, so a retry can run. */

@@ -16,7 +16,7 @@ export function createStore(
 ) {
   return {
     integrations: createIntegrationStore(db),
-    transfers: createTransferStore(db, { cacheMs: options.transferCacheMs ?? 0 }),
+    transfers: createTransferStore(db, { cacheMs: options.transferCacheMs ?? 0, secrets: options.secrets }),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {

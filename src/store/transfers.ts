@@ -10,9 +10,11 @@ import {
   type TransferSignatures,
   type TransferStatus,
 } from '../domain/transfer.ts';
+import { createBatcher } from './batcher.ts';
 import type { Db } from './db.ts';
 import { appendTransferEvents, outboxParams, outboxSql } from './events.ts';
 import { createNotifiedCache } from './notified-cache.ts';
+import type { SecretBox } from './secret-box.ts';
 
 /** The owner of an object: an integration in one mode. Every read and write is scoped by it. */
 export interface Owner {
@@ -47,6 +49,19 @@ export interface NewQuote {
   quotedAt: Date;
   expiresAt: Date;
 }
+
+/**
+ * The idempotency record a create completes in its own statement: the claimed key and the exact
+ * response its request answers with, made from the created transfer.
+ */
+export interface IdempotencyCompletion {
+  scope: string;
+  key: string;
+  now: Date;
+  responseFor(transfer: Transfer): { status: number; body: string };
+}
+
+type QuoteInsert = { owner: Owner; quote: NewQuote; completion?: IdempotencyCompletion | undefined };
 
 /** The outcome of a create: a new quote, the existing one for a repeated externalId, or a conflict. */
 export type CreateQuoteResult =
@@ -210,7 +225,7 @@ export const TRANSFER_CHANGED_CHANNEL = 'tr_transfer_changed';
  * Transfers: quotes, lookups, listing, expiry and usage. Reads by id may be served from a
  * per-process cache that every change evicts in every process (`followChanges`).
  */
-export function createTransferStore(db: Db, options: { cacheMs?: number } = {}) {
+export function createTransferStore(db: Db, options: { cacheMs?: number; secrets: SecretBox }) {
   const cache = createNotifiedCache<number, Transfer>({ ttlMs: options.cacheMs ?? 0, maxEntries: 50_000 });
 
   async function findByExternalId(owner: Owner, externalId: string) {
@@ -224,82 +239,136 @@ export function createTransferStore(db: Db, options: { cacheMs?: number } = {}) 
   const nextTransferId = createIdAllocator(db);
 
   /**
-   * Inserts a quote and its `transfer.quote_created` event (with its deliveries) in one statement:
-   * one round trip, atomic. The id is drawn beforehand so the event can carry the whole transfer.
+   * Inserts quotes and their `transfer.quote_created` events (with their deliveries) in one
+   * statement: one round trip and one commit for every create of an event-loop turn. Ids are drawn
+   * beforehand so each event can carry its whole transfer.
    */
-  async function insertQuote(owner: Owner, quote: NewQuote): Promise<Transfer> {
-    const id = await nextTransferId();
-    const { fingerprint: _fingerprint, ...terms } = quote;
-    // A support reference collision is astronomically rare but must not fail a create.
+  async function insertQuotes(items: QuoteInsert[]): Promise<Transfer[]> {
+    const transfers = await Promise.all(
+      items.map(async ({ owner, quote }): Promise<Transfer> => {
+        const { fingerprint: _fingerprint, ...terms } = quote;
+        return {
+          ...terms,
+          id: await nextTransferId(),
+          integrationId: owner.integrationId,
+          mode: owner.mode,
+          supportBundleId: supportBundleIdFrom(randomBytes(8)),
+          fundingStrategy: FUNDING_STRATEGY,
+          status: 'quote',
+          phase: 'quoted',
+          hopsCompleted: 0,
+          lastError: null,
+          recovery: null,
+          signatures: { routeInit: [], sessionInit: [], hops: [] },
+          depositReceivedAt: null,
+          completedAt: null,
+          createdAt: quote.quotedAt,
+          updatedAt: quote.quotedAt,
+        };
+      }),
+    );
+    const column = <T>(pick: (transfer: Transfer, quote: NewQuote) => T) =>
+      transfers.map((transfer, index) => pick(transfer, items[index]!.quote));
+    // Idempotent creates store their response in the same statement: the quote and the record of
+    // having answered it commit together.
+    const completions = items.flatMap(({ completion }, index) => {
+      if (!completion) return [];
+      const response = completion.responseFor(transfers[index]!);
+      return [{ ...completion, ...response, body: options.secrets.seal(response.body) }];
+    });
+    const outbox = outboxSql(30);
+    await db.query(
+      `WITH completed AS (
+         UPDATE idempotency_keys AS k
+            SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = c.now
+           FROM unnest($40::text[], $41::text[], $42::int[], $43::text[], $44::timestamptz[])
+                AS c(scope, key, status, body, now)
+          WHERE k.scope = c.scope AND k.key = c.key AND k.state = 'in_progress'
+       ), transfer AS (
+         INSERT INTO transfers (
+           id, integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
+           token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
+           arrival_seconds, token_price_usd, price_source, usd_equivalent, pricing_tier, percent_fee_bps,
+           percent_fee_raw, integrator_percent_share_raw, net_delivered_raw, flat_fee_lamports_per_hop,
+           total_flat_fee_lamports, integrator_flat_share_lamports, status, phase, quoted_at, expires_at,
+           created_at, updated_at, event_sequence)
+         OVERRIDING SYSTEM VALUE
+         SELECT id, integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
+                token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
+                arrival_seconds, token_price_usd, price_source, usd_equivalent, pricing_tier, percent_fee_bps,
+                percent_fee_raw, integrator_percent_share_raw, net_delivered_raw, flat_fee_lamports_per_hop,
+                total_flat_fee_lamports, integrator_flat_share_lamports, 'quote', 'quoted', quoted_at, expires_at,
+                quoted_at, quoted_at, 1
+           FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
+                       $8::text[], $9::smallint[], $10::numeric[], $11::text[], $12::text[], $13::text[], $14::text[],
+                       $15::smallint[], $16::int[], $17::text[], $18::text[], $19::float8[], $20::text[], $21::int[],
+                       $22::numeric[], $23::numeric[], $24::numeric[], $25::numeric[], $26::numeric[], $27::numeric[],
+                       $28::timestamptz[], $29::timestamptz[])
+                AS q(id, integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint,
+                     token_symbol, token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet,
+                     funding_strategy, hops, arrival_seconds, token_price_usd, price_source, usd_equivalent,
+                     pricing_tier, percent_fee_bps, percent_fee_raw, integrator_percent_share_raw, net_delivered_raw,
+                     flat_fee_lamports_per_hop, total_flat_fee_lamports, integrator_flat_share_lamports, quoted_at,
+                     expires_at)
+       ), ${outbox.ctes}
+       ${outbox.select}`,
+      [
+        column((t) => t.id),
+        column((t) => t.integrationId),
+        column((t) => t.mode),
+        column((t) => t.externalId),
+        column((t) => t.supportBundleId),
+        column((_t, q) => q.fingerprint),
+        column((t) => t.tokenMint),
+        column((t) => t.tokenSymbol),
+        column((t) => t.tokenDecimals),
+        column((t) => t.amountRaw.toString()),
+        column((t) => t.amountTokens),
+        column((t) => t.sourceOwner),
+        column((t) => t.recipientWallet),
+        column((t) => t.fundingStrategy),
+        column((t) => t.hops),
+        column((t) => t.arrivalSeconds),
+        column((t) => t.tokenPriceUsd),
+        column((t) => t.priceSource),
+        column((t) => t.usdEquivalent),
+        column((t) => t.pricingTier),
+        column((t) => t.percentFeeBps),
+        column((t) => t.percentFeeRaw.toString()),
+        column((t) => t.integratorPercentShareRaw.toString()),
+        column((t) => t.netDeliveredRaw.toString()),
+        column((t) => t.flatFeeLamportsPerHop.toString()),
+        column((t) => t.totalFlatFeeLamports.toString()),
+        column((t) => t.integratorFlatShareLamports.toString()),
+        column((t) => t.quotedAt),
+        column((t) => t.expiresAt),
+        ...outboxParams(
+          transfers.map((transfer) => ({
+            transfer,
+            types: ['transfer.quote_created'] as const,
+            firstSequence: 1,
+            now: transfer.quotedAt,
+          })),
+        ),
+        completions.map((completion) => completion.scope),
+        completions.map((completion) => completion.key),
+        completions.map((completion) => completion.status),
+        completions.map((completion) => completion.body),
+        completions.map((completion) => completion.now),
+      ],
+    );
+    return transfers;
+  }
+
+  // Concurrent creates share one statement; a failing batch (a unique violation) is retried one
+  // create at a time, so only the offending create sees its error.
+  const insertQuote = createBatcher({ maxBatch: 64, run: insertQuotes });
+
+  /** A support reference collision is astronomically rare but must not fail a create: draw again. */
+  async function insertQuoteWithRetry(item: QuoteInsert): Promise<Transfer> {
     for (let attempt = 0; ; attempt++) {
-      const transfer: Transfer = {
-        ...terms,
-        id,
-        integrationId: owner.integrationId,
-        mode: owner.mode,
-        supportBundleId: supportBundleIdFrom(randomBytes(8)),
-        fundingStrategy: FUNDING_STRATEGY,
-        status: 'quote',
-        phase: 'quoted',
-        hopsCompleted: 0,
-        lastError: null,
-        recovery: null,
-        signatures: { routeInit: [], sessionInit: [], hops: [] },
-        depositReceivedAt: null,
-        completedAt: null,
-        createdAt: quote.quotedAt,
-        updatedAt: quote.quotedAt,
-      };
-      const outbox = outboxSql(30);
       try {
-        await db.query(
-          `WITH transfer AS (
-             INSERT INTO transfers (
-               id, integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
-               token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
-               arrival_seconds, token_price_usd, price_source, usd_equivalent, pricing_tier, percent_fee_bps,
-               percent_fee_raw, integrator_percent_share_raw, net_delivered_raw, flat_fee_lamports_per_hop,
-               total_flat_fee_lamports, integrator_flat_share_lamports, status, phase, quoted_at, expires_at,
-               created_at, updated_at, event_sequence)
-             OVERRIDING SYSTEM VALUE
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                     $22, $23, $24, $25, $26, $27, 'quote', 'quoted', $28, $29, $28, $28, 1)
-           ), ${outbox.ctes}
-           ${outbox.select}`,
-          [
-            id,
-            owner.integrationId,
-            owner.mode,
-            quote.externalId,
-            transfer.supportBundleId,
-            quote.fingerprint,
-            quote.tokenMint,
-            quote.tokenSymbol,
-            quote.tokenDecimals,
-            quote.amountRaw.toString(),
-            quote.amountTokens,
-            quote.sourceOwner,
-            quote.recipientWallet,
-            FUNDING_STRATEGY,
-            quote.hops,
-            quote.arrivalSeconds,
-            quote.tokenPriceUsd,
-            quote.priceSource,
-            quote.usdEquivalent,
-            quote.pricingTier,
-            quote.percentFeeBps,
-            quote.percentFeeRaw.toString(),
-            quote.integratorPercentShareRaw.toString(),
-            quote.netDeliveredRaw.toString(),
-            quote.flatFeeLamportsPerHop.toString(),
-            quote.totalFlatFeeLamports.toString(),
-            quote.integratorFlatShareLamports.toString(),
-            quote.quotedAt,
-            quote.expiresAt,
-            ...outboxParams(transfer, ['transfer.quote_created'], 1, quote.quotedAt),
-          ],
-        );
-        return transfer;
+        return await insertQuote(item);
       } catch (error) {
         if (attempt < 3 && isUniqueViolation(error, 'support_bundle_id')) continue;
         throw error;
@@ -333,11 +402,15 @@ export function createTransferStore(db: Db, options: { cacheMs?: number } = {}) 
      * externalId returns the existing transfer when the request is the same, a conflict otherwise;
      * concurrent creates with one externalId resolve the same way through the unique index.
      */
-    async createQuote(owner: Owner, quote: NewQuote): Promise<CreateQuoteResult> {
+    async createQuote(
+      owner: Owner,
+      quote: NewQuote,
+      completion?: IdempotencyCompletion,
+    ): Promise<CreateQuoteResult> {
       const before = await matchExternalId(owner, quote.externalId, quote.fingerprint);
       if (before) return before;
       try {
-        return { kind: 'created', transfer: await insertQuote(owner, quote) };
+        return { kind: 'created', transfer: await insertQuoteWithRetry({ owner, quote, completion }) };
       } catch (error) {
         if (!isUniqueViolation(error, 'transfers_external_id_idx')) throw error;
         const after = await matchExternalId(owner, quote.externalId, quote.fingerprint);

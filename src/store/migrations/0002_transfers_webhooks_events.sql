@@ -1,8 +1,12 @@
 -- Transfers (quotes onwards), the outbox of their events, and webhook endpoints.
+--
+-- Transfers and events name their integration without a foreign key: every insert would lock the
+-- integration's row (FOR KEY SHARE), and the concurrent creates of one integration would contend
+-- on it. Integrations are never deleted, and every write takes its owner from an authenticated key.
 
 CREATE TABLE transfers (
   id                             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  integration_id                 bigint        NOT NULL REFERENCES integrations (id),
+  integration_id                 bigint        NOT NULL,
   mode                           text          NOT NULL CHECK (mode IN ('test', 'live')),
   external_id                    text,
   support_bundle_id              text          NOT NULL UNIQUE,
@@ -57,7 +61,7 @@ CREATE INDEX transfers_expiry_idx ON transfers (expires_at) WHERE status = 'quot
 
 CREATE TABLE events (
   id             text        PRIMARY KEY,
-  integration_id bigint      NOT NULL REFERENCES integrations (id),
+  integration_id bigint      NOT NULL,
   mode           text        NOT NULL CHECK (mode IN ('test', 'live')),
   type           text        NOT NULL,
   transfer_id    bigint      REFERENCES transfers (id),

@@ -8,6 +8,7 @@ import { AppError } from '../../../domain/errors.ts';
 import { resolveArrivalSeconds } from '../../../domain/fees.ts';
 import { quoteView } from '../../../domain/transfer-view.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
+import { markClaimSettled, openClaim } from '../../idempotency.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { createTransferBody, createTransferFieldErrors, quoteSchema } from '../../schemas/transfers.ts';
@@ -31,7 +32,7 @@ export async function createTransferRoute(
         response: { 200: quoteSchema, ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { auth, body } = request;
       const owner = { integrationId: auth.integrationId, mode: auth.mode };
       const hops = body.hops ?? auth.settings.defaultHops;
@@ -69,7 +70,9 @@ export async function createTransferRoute(
       }
       const { fees } = priced;
       const quotedAt = deps.clock.now();
-      const result = await deps.transfers.createQuote(owner, {
+      const claim = openClaim(request);
+      let answered: string | undefined;
+      const quote = {
         externalId: body.externalId ?? null,
         fingerprint,
         tokenMint: body.tokenMint,
@@ -94,8 +97,30 @@ export async function createTransferRoute(
         integratorFlatShareLamports: fees.integratorFlatShareLamports,
         quotedAt,
         expiresAt: new Date(quotedAt.getTime() + deps.quoteTtlMs),
-      });
+      };
+      // The idempotent response is recorded in the quote's own statement: it is exactly the body
+      // sent, serialised here once.
+      const result = await deps.transfers.createQuote(
+        owner,
+        quote,
+        claim
+          ? {
+              ...claim,
+              now: quotedAt,
+              responseFor: (transfer) => {
+                const body = String(reply.serialize(quoteView(transfer)));
+                answered = body;
+                return { status: 200, body };
+              },
+            }
+          : undefined,
+      );
       if (result.kind === 'conflict') throw duplicate(body.externalId);
+      if (result.kind === 'created' && answered !== undefined) {
+        markClaimSettled(request);
+        // Already serialised by this route's own serializer; sent as is.
+        return reply.type('application/json; charset=utf-8').send(answered as never);
+      }
       return quoteView(result.transfer);
     },
   );
