@@ -104,6 +104,7 @@ const envSchema = z.object({
   RPC_URL: httpUrl,
   CLUSTER: z.enum(['mainnet', 'devnet', 'testnet', 'localnet']).optional(),
   LOCAL_RPC_PORT: port.default(8899),
+  LOCAL_RPC_HOST: z.string().min(1).default('127.0.0.1'),
   ROUTER_PROGRAM_ID: optionalString.refine(
     (value) => value === undefined || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value),
     'must be a base58 program address',
@@ -187,6 +188,7 @@ function toConfig(env: z.infer<typeof envSchema>) {
       rpcUrl: env.RPC_URL,
       cluster: env.CLUSTER ?? (env.RPC_URL ? 'mainnet' : 'localnet'),
       localRpcPort: env.LOCAL_RPC_PORT,
+      localRpcHost: env.LOCAL_RPC_HOST,
       routerProgramId: env.ROUTER_PROGRAM_ID,
       priorityFeeMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_MICROLAMPORTS_PER_CU),
     },

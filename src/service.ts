@@ -63,7 +63,8 @@ async function openChain(config: Config, logger: Logger, clock: Clock) {
   }
   const local = await startLocalChain({
     dataDir: join(config.dataDir, 'chain'),
-    host: config.http.host,
+    // The embedded chain answers cheat methods (airdrops, account writes): loopback unless asked.
+    host: config.chain.localRpcHost,
     rpcPort: config.chain.localRpcPort,
     clock,
     programs: [

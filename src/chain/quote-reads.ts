@@ -42,8 +42,11 @@ export function createMintLookup(chain: MintReader) {
           result = { kind: 'unsupported', reason: 'the account is not a token mint' };
         else throw error;
       }
-      if (known.size >= MAX_CACHED_MINTS) known.clear();
-      known.set(mint, result);
+      // Only a found mint is remembered: an address without one may get a mint later.
+      if (result.kind === 'mint') {
+        if (known.size >= MAX_CACHED_MINTS) known.clear();
+        known.set(mint, result);
+      }
       return result;
     },
   };

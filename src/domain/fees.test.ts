@@ -127,7 +127,9 @@ describe('quoteFees: concrete figures', () => {
     assert.deepEqual(issue({ ...base, decimals: 19 }), ['MH_016', 'tokenDecimals']);
     assert.deepEqual(issue({ ...base, amountRaw: -1n }), ['MH_016', 'amountRaw']);
     assert.deepEqual(issue({ ...base, amountRaw: U64_MAX + 1n }), ['MH_016', 'amountRaw']);
-    assert.throws(() => quoteFees(DEFAULT_FEE_SCHEDULE, { ...base, priceUsd: '-1' }), RangeError);
+    // A price that is not an exact decimal the service can compute with is no price at all.
+    assert.deepEqual(issue({ ...base, priceUsd: '-1' }), ['MH_010', 'tokenPriceUsd']);
+    assert.deepEqual(issue({ ...base, priceUsd: `0.${'0'.repeat(250)}1` }), ['MH_010', 'tokenPriceUsd']);
   });
 });
 

@@ -49,7 +49,7 @@ export const U64_MAX = 2n ** 64n - 1n;
 const BPS_DENOMINATOR = 10_000n;
 
 /** The error codes the fee rules can produce. */
-export type FeeErrorCode = 'MH_012' | 'MH_013' | 'MH_014' | 'MH_016';
+export type FeeErrorCode = 'MH_010' | 'MH_012' | 'MH_013' | 'MH_014' | 'MH_016';
 
 /** A rule violation: the HTTP layer maps it to its error envelope (400 for all of these). */
 export interface DomainIssue {
@@ -182,7 +182,16 @@ export function quoteFees(schedule: FeeSchedule, input: FeeQuoteInput): Result<F
   if (amountRaw < 0n || amountRaw > U64_MAX) {
     return fail('MH_016', 'amountRaw', 'amountRaw must be an integer from 0 to 2^64-1');
   }
-  const usdValue = usdValueOf(amountRaw, decimals, decimalOf(input.priceUsd));
+  const price = parseDecimal(input.priceUsd);
+  if (!price) {
+    // A provider's price too small or too precise to compute with exactly: treated as no price.
+    return fail(
+      'MH_010',
+      'tokenPriceUsd',
+      `no usable USD price for this token (got ${input.priceUsd.slice(0, 40)})`,
+    );
+  }
+  const usdValue = usdValueOf(amountRaw, decimals, price);
   if (compareDecimal(usdValue, decimalOf(schedule.minUsd)) < 0) {
     return fail('MH_012', 'amountRaw', `amount is worth less than the minimum of ${schedule.minUsd} USD`);
   }
@@ -227,12 +236,15 @@ const usdSchema = z.union([z.number().nonnegative(), z.string()]).transform((val
 const bpsSchema = z.int().min(0).max(10_000);
 
 // Output stays a decimal string so validated overrides can be stored as JSON unchanged.
+/** Largest flat fee per hop an override may set (1,000 SOL): totals stay exact JSON integers. */
+const MAX_FLAT_FEE_LAMPORTS_PER_HOP = 1_000_000_000_000n;
+
 const lamportsSchema = z
   .union([z.int().nonnegative(), z.string().regex(/^\d{1,20}$/)])
   .transform((value, ctx) => {
     const lamports = BigInt(value);
-    if (lamports > U64_MAX) {
-      ctx.addIssue({ code: 'custom', message: 'must fit in a u64' });
+    if (lamports > MAX_FLAT_FEE_LAMPORTS_PER_HOP) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_FLAT_FEE_LAMPORTS_PER_HOP} lamports` });
       return z.NEVER;
     }
     return lamports.toString();

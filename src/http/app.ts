@@ -81,31 +81,57 @@ declare module 'fastify' {
 
 /** Builds the Fastify app: API under /api/v1, admin under /admin/v1, docs, health and metrics. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = createFastify(deps);
+  try {
+    await configure(app, deps);
+    await app.ready();
+    return app;
+  } catch (error) {
+    // Whatever was set up (notification subscriptions, plugins) is released before failing.
+    await app.close().catch(() => {});
+    throw error;
+  }
+}
+
+function createFastify(deps: AppDeps) {
+  return Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below with the route and caller.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     genReqId: createRequestIdGenerator(),
     bodyLimit: deps.config.bodyLimitBytes,
-    return503OnClosing: true,
+    // Requests arriving while closing get the error envelope from the onRequest hook below.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
+}
+
+async function configure(app: FastifyInstance, deps: AppDeps) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   registerJsonParser(app);
 
+  // While shutting down, a request that still arrives on a kept-alive connection is refused with
+  // MH_091, and connections are closed as soon as their in-flight answer is sent, so the server
+  // stops without waiting for idle clients to hang up.
+  let closing = false;
+  let closeIdle: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => {
+    closing = true;
+    closeIdle = setInterval(() => app.server.closeIdleConnections(), 50);
+  });
   // Hot-path hooks take a callback rather than returning a promise: one microtask less each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
-  });
-  // While shutting down, keep-alive connections are closed as soon as their in-flight answer is
-  // sent, so the server stops without waiting for idle clients to hang up.
-  let closeIdle: NodeJS.Timeout | undefined;
-  app.addHook('preClose', async () => {
-    closeIdle = setInterval(() => app.server.closeIdleConnections(), 50);
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    done(
+      new AppError('MH_091', 'The service is restarting. Retry in a few seconds.', {
+        headers: { 'retry-after': '5' },
+      }),
+    );
   });
   app.addHook('onClose', async () => clearInterval(closeIdle));
 
@@ -228,7 +254,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       { prefix: '/admin/v1' },
     );
   }
-  return app;
 }
 
 type OpenApiOperation = { parameters?: unknown[]; security?: unknown[]; description?: string };

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ChainError } from '../chain/errors.ts';
 import { AppError, type ErrorCode, isAppError, type ProtocolStatus } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../store/db.ts';
 import type { ErrorEnvelope } from './schemas/common.ts';
@@ -95,6 +96,10 @@ const FRAMEWORK_MESSAGES: Record<string, { status: 400 | ProtocolStatus; message
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'The request body is empty but declared as JSON.' },
 };
 
+function isTimeout(error: unknown): boolean {
+  return error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
+}
+
 /** Maps any error to an AppError: ours as they are, the framework's as MH_016, the rest as MH_090/MH_091. */
 export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (isAppError(error)) return error;
@@ -106,6 +111,20 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       validationError.validationContext,
       request.routeOptions.config?.fieldErrors,
     );
+  }
+  if (error instanceof ChainError || isTimeout(error)) {
+    // The chain or a price source could not answer in time: a retry may well succeed.
+    if (!(error instanceof ChainError) || error.retryable || error.code === 'CHAIN_ABORTED') {
+      return new AppError(
+        'MH_091',
+        'A dependency (the Solana RPC endpoint or a price source) did not answer in time. Retry in a few seconds.',
+        {
+          headers: { 'retry-after': '5' },
+          cause: error,
+        },
+      );
+    }
+    return new AppError('MH_090', undefined, { cause: error });
   }
   if (isDatabaseUnavailable(error)) {
     return new AppError('MH_091', 'The service is temporarily unavailable. Retry in a few seconds.', {

@@ -46,6 +46,7 @@ export interface Db extends Sql {
   close(): Promise<void>;
 }
 
+const STATEMENT_TIMEOUT_MS = 60_000;
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 const asText = (value: string) => value;
@@ -64,6 +65,8 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? 'transfer-router',
+    // No statement may hold a connection forever; migrations lift this for their own session.
+    statement_timeout: STATEMENT_TIMEOUT_MS,
     types: typeParsers,
   });
   const unsyncedPool = new pg.Pool({
@@ -73,11 +76,17 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
     idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? 'transfer-router',
     options: '-c synchronous_commit=off',
+    statement_timeout: STATEMENT_TIMEOUT_MS,
     types: typeParsers,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   unsyncedPool.on('error', () => {});
+  const notifications = createNotificationConnection({
+    connectionString: options.url,
+    application_name: `${options.applicationName ?? 'transfer-router'} (notifications)`,
+    types: typeParsers,
+  });
 
   const query = async <R extends Row>(
     client: pg.Pool | pg.PoolClient,
@@ -121,37 +130,74 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
         client.release();
       }
     },
-    async listen(channel, onNotify, onLost) {
-      const client = await pool.connect();
-      let released = false;
-      const handler = (message: pg.Notification) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
+    listen: notifications.listen,
+    close: async () => {
+      await Promise.all([pool.end(), unsyncedPool.end(), notifications.close()]);
+    },
+  };
+}
+
+type Listener = { onNotify: (payload: string) => void; onLost: (() => void) | undefined };
+
+/**
+ * One connection, outside the query pool, that carries every LISTEN of a process: subscriptions
+ * never take connections from queries. If it breaks, every subscriber is told (`onLost`) and the
+ * next subscription opens a new one.
+ */
+function createNotificationConnection(config: pg.ClientConfig) {
+  let current: Promise<pg.Client> | undefined;
+  const channels = new Map<string, Set<Listener>>();
+
+  const open = () => {
+    const client = new pg.Client(config);
+    const opened = (async () => {
+      client.on('notification', (message) => {
+        for (const listener of channels.get(message.channel) ?? []) listener.onNotify(message.payload ?? '');
+      });
+      const lost = () => {
+        if (current !== opened) return;
+        current = undefined;
+        const listeners = [...channels.values()].flatMap((set) => [...set]);
+        channels.clear();
+        client.end().catch(() => {});
+        for (const listener of listeners) listener.onLost?.();
       };
-      const lost = (error?: Error) => {
-        if (released) return;
-        released = true;
-        client.release(error ?? true);
-        onLost?.();
-      };
-      client.on('notification', handler);
       client.on('error', lost);
-      client.on('end', () => lost());
-      try {
+      client.on('end', lost);
+      await client.connect();
+      return client;
+    })();
+    current = opened;
+    opened.catch(() => {
+      if (current === opened) current = undefined;
+    });
+    return opened;
+  };
+
+  return {
+    async listen(channel: string, onNotify: (payload: string) => void, onLost?: () => void) {
+      const client = await (current ?? open());
+      const listener: Listener = { onNotify, onLost };
+      let listeners = channels.get(channel);
+      if (!listeners) {
+        listeners = new Set();
+        channels.set(channel, listeners);
         await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      } catch (error) {
-        lost(error as Error);
-        throw error;
       }
+      listeners.add(listener);
+      const subscribed = listeners;
       return async () => {
-        if (released) return;
-        released = true;
-        client.off('notification', handler);
+        if (!subscribed.delete(listener) || subscribed.size > 0 || channels.get(channel) !== subscribed)
+          return;
+        channels.delete(channel);
         await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
-        client.release();
       };
     },
-    close: async () => {
-      await Promise.all([pool.end(), unsyncedPool.end()]);
+    async close() {
+      const opened = current;
+      current = undefined;
+      channels.clear();
+      if (opened) await (await opened.catch(() => undefined))?.end().catch(() => {});
     },
   };
 }

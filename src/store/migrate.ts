@@ -31,6 +31,8 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
 export async function migrate(db: Db, migrations?: Migration[]): Promise<number[]> {
   const all = migrations ?? (await readMigrations());
   return db.withSession(async (session) => {
+    // A migration may take as long as it needs; so may waiting for another process's.
+    await session.exec('SET statement_timeout = 0');
     await session.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await session.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -65,6 +67,7 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<number[
       return done;
     } finally {
       await session.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await session.exec('RESET statement_timeout');
     }
   });
 }

@@ -11,7 +11,8 @@ export async function keepListening(
   channel: string,
   handlers: {
     onNotify: (payload: string) => void;
-    onReset: () => void;
+    /** Notifications may have been missed; `live` says whether they flow again. */
+    onReset: (live: boolean) => void;
     log?: { warn(obj: object, msg: string): void };
   },
   options: { retryMs?: number } = {},
@@ -23,9 +24,10 @@ export async function keepListening(
   let timer: NodeJS.Timeout | undefined;
 
   const onLost = () => {
+    if (closed) return;
     live = false;
     unlisten = undefined;
-    handlers.onReset();
+    handlers.onReset(false);
     handlers.log?.warn({ channel }, 'notification connection lost; resubscribing');
     schedule();
   };
@@ -38,9 +40,10 @@ export async function keepListening(
     timer = setTimeout(async () => {
       try {
         await subscribe();
-        handlers.onReset();
+        if (closed) return void (await unlisten?.());
+        handlers.onReset(true);
       } catch {
-        schedule();
+        if (!closed) schedule();
       }
     }, retryMs);
     timer.unref();

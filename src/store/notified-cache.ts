@@ -72,13 +72,13 @@ export function createNotifiedCache<K, V>(options: {
           if (key === 'all') this.clear();
           else this.evict(key);
         },
-        onReset: () => {
-          live = subscription?.isLive() ?? false;
+        onReset: (isLive) => {
+          live = isLive;
           this.clear();
         },
         ...(log ? { log } : {}),
       });
-      live = true;
+      live = subscription.isLive();
       return async () => {
         live = false;
         this.clear();

@@ -4,7 +4,7 @@ import { type Address, address, generateKeyPairSigner } from '@solana/kit';
 
 const TOKEN_2022_PROGRAM_ADDRESS = address('TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb');
 
-import { createMintLookup } from '../../src/chain/quote-reads.ts';
+import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
@@ -227,7 +227,70 @@ describe('POST /transfers/estimate', () => {
   });
 });
 
+describe('estimate edge cases', () => {
+  test('a mint created after a failed lookup is found on the next request', async () => {
+    const t = await createTestApp();
+    try {
+      const caller = await t.newCaller();
+      const signer = await generateKeyPairSigner();
+      const before = await caller.post('/api/v1/transfers/estimate', {
+        tokenMint: signer.address,
+        amountRaw: '5000000',
+        tokenPriceUsd: 1,
+      });
+      assert.equal(before.json().error.code, 'MH_010');
+      const mint = await createMint(t.chain, { decimals: 6 });
+      const after = await caller.post('/api/v1/transfers/estimate', {
+        tokenMint: mint,
+        amountRaw: '5000000',
+        tokenPriceUsd: 1,
+      });
+      assert.equal(after.statusCode, 200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a price too small to compute with is refused, not a 500', async () => {
+    const t = await createTestApp();
+    try {
+      const caller = await t.newCaller();
+      for (const tokenPriceUsd of [5e-324, 1e-200, 0]) {
+        const response = await caller.post('/api/v1/transfers/estimate', {
+          tokenMint: SOL_MINT,
+          amountRaw: '5000000',
+          tokenPriceUsd,
+        });
+        assert.equal(response.statusCode, 400, String(tokenPriceUsd));
+        assert.equal(response.json().error.param, 'tokenPriceUsd');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('estimate when the chain cannot answer', () => {
+  test('with every chain read failing the estimate is MH_091, retryable', async () => {
+    const unreachable = createRpcChain({ rpcUrl: 'http://127.0.0.1:9', maxAttempts: 1, timeoutMs: 500 });
+    const t = await createTestApp({
+      mints: createMintLookup(unreachable),
+      solCosts: createSolCostEstimator({ chain: unreachable, priorityFeeMicroLamportsPerCu: 0n }),
+    });
+    try {
+      const caller = await t.newCaller();
+      const response = await caller.post('/api/v1/transfers/estimate', {
+        tokenMint: SOL_MINT,
+        amountRaw: '1000000000',
+      });
+      assert.equal(response.statusCode, 503);
+      assert.equal(response.json().error.code, 'MH_091');
+      assert.equal(response.headers['retry-after'], '5');
+    } finally {
+      await t.close();
+    }
+  });
+
   test('decimals fall back to 9 for the native mint and 6 otherwise (decision C4)', async () => {
     const unreachable = createRpcChain({ rpcUrl: 'http://127.0.0.1:9', maxAttempts: 1, timeoutMs: 500 });
     const t = await createTestApp({ mints: createMintLookup(unreachable) });

@@ -1,27 +1,14 @@
-import { isAddress } from '@solana/kit';
 import { z } from 'zod';
+import { decodeBase58Exact } from '../../chain/base58.ts';
 import { MAX_ARRIVAL_SECONDS, MAX_HOPS, MIN_HOPS, U64_MAX } from '../../domain/fees.ts';
 import { TRANSFER_PHASES, TRANSFER_STATUSES } from '../../domain/transfer.ts';
 import type { FieldErrorCodes } from '../errors.ts';
 
-const validAddresses = new Set<string>();
-const MAX_REMEMBERED_ADDRESSES = 50_000;
-
-/**
- * Whether a string is a base58-encoded 32-byte key. Decoding base58 is costly and the same mints
- * and wallets come back request after request, so valid ones are remembered.
- */
-function isValidAddress(value: string): boolean {
-  if (validAddresses.has(value)) return true;
-  if (!isAddress(value)) return false;
-  if (validAddresses.size >= MAX_REMEMBERED_ADDRESSES) validAddresses.clear();
-  validAddresses.add(value);
-  return true;
-}
-
 /** A base58-encoded 32-byte public key. */
 export const address = (what: string) =>
-  z.string().refine(isValidAddress, { error: `must be a base58-encoded 32-byte ${what}` });
+  z.string().refine((value) => decodeBase58Exact(value, 32) !== null, {
+    error: `must be a base58-encoded 32-byte ${what}`,
+  });
 
 /** An amount in base units: a decimal integer string that fits in a u64, decoded to bigint. */
 export const amountRawInput = z
@@ -45,7 +32,7 @@ export const pricingFields = {
     .describe('The mint’s decimals. Read from the mint on chain when omitted; must match it when given.'),
   tokenPriceUsd: z
     .number()
-    .positive()
+    .min(1e-15)
     .max(1e12)
     .optional()
     .describe('USD price of one whole token; wins over the service’s price sources.'),

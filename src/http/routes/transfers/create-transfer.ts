@@ -12,7 +12,7 @@ import { markClaimSettled, openClaim } from '../../idempotency.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { createTransferBody, createTransferFieldErrors, quoteSchema } from '../../schemas/transfers.ts';
-import { type PricingDeps, priceRequest } from './pricing.ts';
+import { dependencyDeadline, type PricingDeps, priceRequest } from './pricing.ts';
 
 /** `POST /transfers`: a quote with pricing locked until `expiresAt`. */
 export async function createTransferRoute(
@@ -60,7 +60,7 @@ export async function createTransferRoute(
       if (repeated?.kind === 'existing') return quoteView(repeated.transfer);
       if (repeated?.kind === 'conflict') throw duplicate(body.externalId);
 
-      const priced = await priceRequest(deps, auth, { ...body, hops });
+      const priced = await priceRequest(deps, auth, { ...body, hops }, dependencyDeadline());
       if (!tokensMatchRaw(body.amountTokens, body.amountRaw, priced.decimals)) {
         throw new AppError(
           'MH_016',

@@ -5,7 +5,7 @@ import { lamportsToJson } from '../../../domain/transfer-view.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { estimateBody, feeEstimateSchema, pricingFieldErrors } from '../../schemas/transfers.ts';
-import { type PricingDeps, priceRequest } from './pricing.ts';
+import { dependencyDeadline, type PricingDeps, priceRequest } from './pricing.ts';
 
 /** Prices the SOL side of a route of `hops` hops from real rent and account sizes. */
 export interface SolCostEstimator {
@@ -31,13 +31,14 @@ export async function estimateRoute(
       },
     },
     async (request) => {
-      const priced = await priceRequest(deps, request.auth, request.body);
+      const signal = dependencyDeadline();
+      const priced = await priceRequest(deps, request.auth, request.body, signal);
       const { fees } = priced;
       const sol = summariseSolCosts(
-        await deps.solCosts.estimate({
-          hops: priced.hops,
-          protocolFlatFeeLamports: fees.totalFlatFeeLamports,
-        }),
+        await deps.solCosts.estimate(
+          { hops: priced.hops, protocolFlatFeeLamports: fees.totalFlatFeeLamports },
+          signal,
+        ),
       );
       return {
         tier: fees.tier,

@@ -78,6 +78,14 @@ export function scheduleFor(deps: Pick<PricingDeps, 'feeSchedule'>, auth: AuthCo
   return mergeFeeSchedule(deps.feeSchedule, auth.settings.fees);
 }
 
+/** How long a request waits for the chain and price sources before answering MH_091. */
+const DEPENDENCY_DEADLINE_MS = 8_000;
+
+/** A signal that fires when a request has waited long enough for its dependencies. */
+export function dependencyDeadline(): AbortSignal {
+  return AbortSignal.timeout(DEPENDENCY_DEADLINE_MS);
+}
+
 /** Resolves decimals, hops and a USD price, then prices the transfer; shared by estimate and create. */
 export async function priceRequest(
   deps: PricingDeps,
