@@ -38,6 +38,7 @@ test('production refuses to start without its stores and secrets, listing every 
     ADMIN_TOKEN: 'a-long-admin-token-of-at-least-24',
     ENCRYPTION_KEY: 'ab'.repeat(32),
     RPC_URL: 'https://rpc.example.com',
+    CLUSTER: 'mainnet',
   });
   assert.equal(config.chain.cluster, 'mainnet');
   assert.deepEqual(config.prices.sources, ['coingecko', 'jupiter']);
@@ -64,6 +65,7 @@ test('invalid values are reported together, by variable', () => {
     },
   );
   assert.throws(() => loadConfig({ PRICE_SOURCES: 'coingecko,oracle' }), /unknown source "oracle"/);
+  assert.throws(() => loadConfig({ RPC_URL: 'https://rpc.example.com' }), /CLUSTER is required with RPC_URL/);
 });
 
 test('fee settings override the decisions schedule', () => {

@@ -7,12 +7,12 @@ import {
   mergeFeeSchedule,
 } from './domain/fees.ts';
 import { fixedPricesSchema } from './prices/fixed.ts';
-import { PRICE_SOURCE_NAMES, type PriceConfig } from './prices/resolver.ts';
+import { PRICE_SOURCE_NAMES, type PriceConfig, type PriceSourceName } from './prices/resolver.ts';
 import { parseEncryptionKey } from './store/secret-box.ts';
 
 /**
  * The only module that reads the environment. Everything else receives a typed {@link Config}.
- * Every variable is documented in the README's configuration table.
+ * Every variable is documented in docs/operations.md (the README lists the first ones to know).
  */
 
 const booleanFlag = z
@@ -93,6 +93,7 @@ const envSchema = z.object({
     (value) => value === undefined || parseEncryptionKey(value) !== null,
     'must be 32 bytes as 64 hex characters or base64',
   ),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(30).max(3650).default(30),
   QUOTE_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -116,7 +117,20 @@ const envSchema = z.object({
   FEE_INTEGRATOR_SHARE_BPS: z.coerce.number().int().min(0).max(10_000).optional(),
   FEE_MIN_USD: optionalString,
   // Prices.
-  PRICE_SOURCES: optionalString,
+  PRICE_SOURCES: optionalString.transform((text, ctx) => {
+    if (text === undefined) return undefined;
+    const names = text.split(',').map((name) => name.trim());
+    for (const name of names) {
+      if (!(PRICE_SOURCE_NAMES as readonly string[]).includes(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown source "${name}" (use ${PRICE_SOURCE_NAMES.join(', ')})`,
+        });
+        return z.NEVER;
+      }
+    }
+    return names as PriceSourceName[];
+  }),
   PRICES: jsonVariable(fixedPricesSchema),
   PRICE_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   PRICE_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
@@ -140,10 +154,10 @@ function feeScheduleFrom(env: z.infer<typeof envSchema>): FeeSchedule {
 }
 
 function priceConfigFrom(env: z.infer<typeof envSchema>): PriceConfig {
-  const defaultSources = env.MODE === 'production' ? 'coingecko,jupiter' : 'fixed';
-  const sources = (env.PRICE_SOURCES ?? defaultSources).split(',').map((name) => name.trim());
+  const defaultSources: PriceSourceName[] = env.MODE === 'production' ? ['coingecko', 'jupiter'] : ['fixed'];
+  const sources = env.PRICE_SOURCES ?? defaultSources;
   return {
-    sources: sources as PriceConfig['sources'][number][],
+    sources,
     fixedPrices: env.PRICES ?? {},
     cacheTtlMs: env.PRICE_CACHE_TTL_SECONDS * 1000,
     maxAgeMs: env.PRICE_MAX_AGE_SECONDS * 1000,
@@ -181,12 +195,13 @@ function toConfig(env: z.infer<typeof envSchema>) {
     idempotencyTtlMs: env.IDEMPOTENCY_TTL_HOURS * 3600 * 1000,
     encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : null,
     quoteTtlMs: env.QUOTE_TTL_SECONDS * 1000,
+    eventRetentionMs: env.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
     workersEnabled: env.WORKERS_ENABLED,
     feeSchedule: feeScheduleFrom(env),
     prices: priceConfigFrom(env),
     chain: {
       rpcUrl: env.RPC_URL,
-      cluster: env.CLUSTER ?? (env.RPC_URL ? 'mainnet' : 'localnet'),
+      cluster: env.CLUSTER ?? 'localnet',
       localRpcPort: env.LOCAL_RPC_PORT,
       localRpcHost: env.LOCAL_RPC_HOST,
       routerProgramId: env.ROUTER_PROGRAM_ID,
@@ -216,17 +231,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const problems: string[] = [];
-  const sources = (parsed.data.PRICE_SOURCES ?? 'fixed').split(',').map((name) => name.trim());
-  for (const name of sources) {
-    if (!(PRICE_SOURCE_NAMES as readonly string[]).includes(name)) {
-      problems.push(`PRICE_SOURCES: unknown source "${name}" (use ${PRICE_SOURCE_NAMES.join(', ')})`);
-    }
-  }
   let config: Config;
   try {
     config = toConfig(parsed.data);
   } catch (error) {
     throw new ConfigError([`FEE_*: ${(error as Error).message}`]);
+  }
+  if (config.chain.rpcUrl && !parsed.data.CLUSTER) {
+    problems.push(
+      'CLUSTER is required with RPC_URL: say which cluster it serves (mainnet, devnet, testnet or localnet)',
+    );
   }
   if (config.mode === 'production') {
     if (!config.database.url) problems.push('DATABASE_URL is required in production mode');

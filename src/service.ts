@@ -20,6 +20,7 @@ import { migrate } from './store/migrate.ts';
 import { createSecretBox, parseEncryptionKey } from './store/secret-box.ts';
 import { createWebhookSender } from './webhooks/sender.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
+import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
 /** Which parts a process runs: the HTTP API, the background workers, or both (`npm start`). */
@@ -113,6 +114,13 @@ export async function startService(
     const workers = roles.workers
       ? [
           createExpiryWorker({ transfers: store.transfers, clock, log: logger.child({ worker: 'expiry' }) }),
+          createHousekeepingWorker({
+            retention: store.retention,
+            clock,
+            log: logger.child({ worker: 'housekeeping' }),
+            idempotencyTtlMs: config.idempotencyTtlMs,
+            eventRetentionMs: config.eventRetentionMs,
+          }),
           createWebhookDeliveryWorker({
             db,
             deliveries: store.deliveries,
@@ -131,10 +139,10 @@ export async function startService(
     let url: string | undefined;
     if (roles.api) {
       let adminToken = config.adminToken;
+      let firstKey: string | undefined;
       if (config.mode === 'local') {
         adminToken ??= await ensureLocalAdminToken(config.dataDir);
-        const bootstrapped = await bootstrapLocalIntegration(store.integrations, clock);
-        if (bootstrapped) printFirstStartBanner(bootstrapped.key, config.http);
+        firstKey = (await bootstrapLocalIntegration(store.integrations, clock))?.key;
       }
       const redis = config.redisUrl
         ? new Redis(config.redisUrl, {
@@ -150,7 +158,6 @@ export async function startService(
 
       app = await buildApp({
         config: {
-          mode: config.mode,
           bodyLimitBytes: config.http.bodyLimitBytes,
           metricsEnabled: config.metricsEnabled,
           authCacheMs: config.authCacheMs,
@@ -184,6 +191,7 @@ export async function startService(
       const running = app;
       closers.push(() => running.close());
       url = await app.listen({ port: config.http.port, host: config.http.host });
+      if (firstKey) printFirstStartBanner(firstKey, url);
     }
     return { app, url, localRpcUrl: chain.localRpcUrl, storeDescription, close: closeAll };
   } catch (error) {
@@ -192,8 +200,7 @@ export async function startService(
   }
 }
 
-function printFirstStartBanner(key: string, http: { host: string; port: number }) {
-  const base = `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}`;
+function printFirstStartBanner(key: string, base: string) {
   process.stdout.write(
     [
       '',

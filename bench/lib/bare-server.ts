@@ -28,10 +28,12 @@ const store = createStore(db, {
 });
 const stopFollowing = await store.transfers.followChanges();
 const chain = await startLocalChain({ serve: false });
+const owner = { integrationId: Number(process.env.BENCH_INTEGRATION_ID), mode: 'test' as const };
 const auth: AuthContext = {
   apiKeyId: 0,
-  integrationId: Number(process.env.BENCH_INTEGRATION_ID),
-  mode: 'test',
+  owner,
+  integrationId: owner.integrationId,
+  mode: owner.mode,
   isTest: true,
   settings: resolveSettings({}),
 };

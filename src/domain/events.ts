@@ -33,3 +33,17 @@ export function transferEventPayload(input: {
 }
 
 export type TransferEventPayload = ReturnType<typeof transferEventPayload>;
+
+/** A `ping` event: what registration and the test tool send to an endpoint, signed like any event. */
+export function pingEvent(input: { url: string; isTest: boolean; createdAt: Date }) {
+  const id = newEventId();
+  const body = JSON.stringify({
+    id,
+    type: 'ping',
+    createdAt: input.createdAt.toISOString(),
+    isTest: input.isTest,
+    apiVersion: EVENT_API_VERSION,
+    data: { url: input.url },
+  });
+  return { id, type: 'ping' as const, body };
+}

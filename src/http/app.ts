@@ -40,7 +40,6 @@ import { webhookEndpointActionRoutes } from './routes/webhook-endpoint-actions.t
 import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface AppConfig {
-  mode: 'local' | 'production';
   bodyLimitBytes: number;
   metricsEnabled: boolean;
   authCacheMs: number;

@@ -10,6 +10,8 @@ import { createNotifiedCache } from '../store/notified-cache.ts';
 /** Who is calling: the key, its integration and the mode that separates test from live objects. */
 export interface AuthContext {
   apiKeyId: number;
+  /** Whose objects this caller sees: its integration, in its key's mode. */
+  owner: { integrationId: number; mode: KeyMode };
   integrationId: number;
   mode: KeyMode;
   isTest: boolean;
@@ -54,6 +56,7 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
     if (!principal) return null;
     const context: AuthContext = {
       apiKeyId: principal.keyId,
+      owner: { integrationId: principal.integrationId, mode: principal.mode },
       integrationId: principal.integrationId,
       mode: principal.mode,
       isTest: principal.mode === 'test',

@@ -12,18 +12,10 @@ const WINDOW_MS = 60_000;
  */
 export const RATE_LIMITS = {
   createTransfer: 10,
-  fundingRefresh: 10,
-  fundingConfirm: 10,
   estimate: 30,
   getTransfer: 60,
   listTransfers: 60,
   getTransferByExternalId: 60,
-  prepare: 30,
-  confirmBroadcast: 30,
-  rescuePrepare: 10,
-  rescueConfirm: 10,
-  reclaimPrepare: 10,
-  reclaimConfirm: 10,
   createWebhook: 30,
   listWebhooks: 30,
   deleteWebhook: 30,

@@ -1,6 +1,7 @@
 import type { EventType } from '../domain/transfer.ts';
 import { RETRY_WINDOW_MS } from '../domain/webhook-retry.ts';
 import type { Db } from './db.ts';
+import { pageTotal } from './paging.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Owner } from './transfers.ts';
 
@@ -464,14 +465,11 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
           ORDER BY attempted_at DESC, id DESC LIMIT $4 OFFSET $5`,
         [...params, page.limit, page.offset],
       );
-      let total = rows[0] ? Number(rows[0].total) : 0;
-      if (rows.length === 0 && page.offset > 0) {
-        const counted = await db.query<{ total: string }>(
-          `SELECT count(*) AS total FROM webhook_delivery_attempts WHERE ${where}`,
-          params,
-        );
-        total = Number(counted.rows[0]!.total);
-      }
+      const total = await pageTotal(db, rows, page.offset, {
+        from: 'webhook_delivery_attempts',
+        where,
+        params,
+      });
       return { items: rows.map(toLoggedAttempt), total };
     },
 
@@ -509,14 +507,7 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
           LIMIT $7 OFFSET $8`,
         [...params, page.limit, page.offset],
       );
-      let total = rows[0] ? Number(rows[0].total) : 0;
-      if (rows.length === 0 && page.offset > 0) {
-        const counted = await db.query<{ total: string }>(
-          `SELECT count(*) AS total FROM events event WHERE ${where}`,
-          params,
-        );
-        total = Number(counted.rows[0]!.total);
-      }
+      const total = await pageTotal(db, rows, page.offset, { from: 'events event', where, params });
       const deliveries = await deliveriesOf(rows.map((row) => row.id));
       return {
         items: rows.map((row) => ({

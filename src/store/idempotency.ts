@@ -53,7 +53,7 @@ export function createIdempotencyStore(
     const found = new Map(rows.map((row) => [id(row), row]));
     return inputs.map((input): ClaimResult | null => {
       const existing = found.get(id(input));
-      // Deleted by the cleanup in between: the caller claims again.
+      // Deleted by housekeeping in between: the caller claims again.
       if (!existing) return null;
       if (!Buffer.from(existing.request_hash).equals(input.requestHash)) return { kind: 'mismatch' };
       if (existing.state === 'in_progress') return { kind: 'in_progress' };
@@ -157,14 +157,6 @@ export function createIdempotencyStore(
         input.scope,
         input.key,
       ]);
-    },
-
-    /** Deletes records past their time to live; returns how many. */
-    async deleteExpired(now: Date) {
-      const { rowCount } = await db.query('DELETE FROM idempotency_keys WHERE created_at < $1', [
-        new Date(now.getTime() - options.ttlMs),
-      ]);
-      return rowCount;
     },
   };
 }

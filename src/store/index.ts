@@ -2,6 +2,7 @@ import type { Db } from './db.ts';
 import { createDeliveryStore } from './deliveries.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
+import { createRetentionStore } from './retention.ts';
 import type { SecretBox } from './secret-box.ts';
 import { createTransferStore } from './transfers.ts';
 import { createWebhookStore } from './webhooks.ts';
@@ -16,6 +17,7 @@ export function createStore(
 ) {
   return {
     integrations: createIntegrationStore(db),
+    retention: createRetentionStore(db),
     transfers: createTransferStore(db, { cacheMs: options.transferCacheMs ?? 0, secrets: options.secrets }),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),

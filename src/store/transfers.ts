@@ -12,8 +12,9 @@ import {
 } from '../domain/transfer.ts';
 import { createBatcher } from './batcher.ts';
 import type { Db } from './db.ts';
-import { appendTransferEvents, outboxParams, outboxSql } from './events.ts';
+import { outboxParams, outboxSql } from './events.ts';
 import { createNotifiedCache } from './notified-cache.ts';
+import { pageTotal } from './paging.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /** The owner of an object: an integration in one mode. Every read and write is scoped by it. */
@@ -23,32 +24,35 @@ export interface Owner {
 }
 
 /** What a create call decided, priced and validated. */
-export interface NewQuote {
-  externalId: string | null;
+export type NewQuote = Pick<
+  Transfer,
+  | 'externalId'
+  | 'tokenMint'
+  | 'tokenSymbol'
+  | 'tokenDecimals'
+  | 'amountRaw'
+  | 'amountTokens'
+  | 'sourceOwner'
+  | 'recipientWallet'
+  | 'hops'
+  | 'arrivalSeconds'
+  | 'tokenPriceUsd'
+  | 'priceSource'
+  | 'usdEquivalent'
+  | 'pricingTier'
+  | 'percentFeeBps'
+  | 'percentFeeRaw'
+  | 'integratorPercentShareRaw'
+  | 'netDeliveredRaw'
+  | 'flatFeeLamportsPerHop'
+  | 'totalFlatFeeLamports'
+  | 'integratorFlatShareLamports'
+  | 'quotedAt'
+  | 'expiresAt'
+> & {
+  /** What makes two creates with one externalId "the same" (decision C6). */
   fingerprint: Buffer;
-  tokenMint: string;
-  tokenSymbol: string | null;
-  tokenDecimals: number;
-  amountRaw: bigint;
-  amountTokens: string;
-  sourceOwner: string;
-  recipientWallet: string;
-  hops: number;
-  arrivalSeconds: number;
-  tokenPriceUsd: string;
-  priceSource: string;
-  usdEquivalent: number;
-  pricingTier: string;
-  percentFeeBps: number;
-  percentFeeRaw: bigint;
-  integratorPercentShareRaw: bigint;
-  netDeliveredRaw: bigint;
-  flatFeeLamportsPerHop: bigint;
-  totalFlatFeeLamports: bigint;
-  integratorFlatShareLamports: bigint;
-  quotedAt: Date;
-  expiresAt: Date;
-}
+};
 
 /**
  * The idempotency record a create completes in its own statement: the claimed key and the exact
@@ -228,12 +232,17 @@ export const TRANSFER_CHANGED_CHANNEL = 'tr_transfer_changed';
 export function createTransferStore(db: Db, options: { cacheMs?: number; secrets: SecretBox }) {
   const cache = createNotifiedCache<number, Transfer>({ ttlMs: options.cacheMs ?? 0, maxEntries: 50_000 });
 
-  async function findByExternalId(owner: Owner, externalId: string) {
+  async function rowByExternalId(owner: Owner, externalId: string) {
     const { rows } = await db.query<TransferRow>(
       'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
       [owner.integrationId, owner.mode, externalId],
     );
-    return rows[0] ? toTransfer(rows[0]) : null;
+    return rows[0];
+  }
+
+  async function findByExternalId(owner: Owner, externalId: string) {
+    const row = await rowByExternalId(owner, externalId);
+    return row ? toTransfer(row) : null;
   }
 
   const nextTransferId = createIdAllocator(db);
@@ -386,11 +395,7 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
     fingerprint: Buffer,
   ): Promise<Exclude<CreateQuoteResult, { kind: 'created' }> | null> {
     if (!externalId) return null;
-    const { rows } = await db.query<TransferRow>(
-      'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
-      [owner.integrationId, owner.mode, externalId],
-    );
-    const row = rows[0];
+    const row = await rowByExternalId(owner, externalId);
     if (!row) return null;
     const same = Buffer.from(row.create_fingerprint).equals(fingerprint);
     return { kind: same ? 'existing' : 'conflict', transfer: toTransfer(row) };
@@ -407,8 +412,7 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
       quote: NewQuote,
       completion?: IdempotencyCompletion,
     ): Promise<CreateQuoteResult> {
-      const before = await matchExternalId(owner, quote.externalId, quote.fingerprint);
-      if (before) return before;
+      // A taken externalId surfaces as a unique violation: the insert itself is the check.
       try {
         return { kind: 'created', transfer: await insertQuoteWithRetry({ owner, quote, completion }) };
       } catch (error) {
@@ -458,14 +462,7 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
           ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
         [...params, page.limit, page.offset],
       );
-      let total = rows[0] ? Number(rows[0].total) : 0;
-      if (rows.length === 0 && page.offset > 0) {
-        const counted = await db.query<{ total: string }>(
-          `SELECT count(*) AS total FROM transfers WHERE ${where}`,
-          params,
-        );
-        total = Number(counted.rows[0]!.total);
-      }
+      const total = await pageTotal(db, rows, page.offset, { from: 'transfers', where, params });
       return { items: rows.map(toTransfer), total };
     },
 
@@ -474,20 +471,32 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
      * several workers can share (`SKIP LOCKED`). Returns the transfers expired.
      */
     async expireDue(now: Date, batchSize: number): Promise<Transfer[]> {
+      const types = ['transfer.phase_changed', 'transfer.expired'] as const;
       return db
         .transaction(async (tx) => {
-          const { rows } = await tx.query<TransferRow>(
-            `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $1, updated_at = $1
+          // The sequence numbers of the two events are reserved in the same update.
+          const { rows } = await tx.query<TransferRow & { event_sequence: number }>(
+            `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $1, updated_at = $1,
+                    event_sequence = event_sequence + $3
             WHERE id IN (SELECT id FROM transfers WHERE status = 'quote' AND expires_at <= $1
                           ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
             RETURNING *`,
-            [now, batchSize],
+            [now, batchSize, types.length],
           );
-          const expired = rows.map(toTransfer);
-          for (const transfer of expired) {
-            await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
-          }
-          return expired;
+          if (rows.length === 0) return [];
+          const outbox = outboxSql(1);
+          await tx.query(
+            `WITH ${outbox.ctes} ${outbox.select}`,
+            outboxParams(
+              rows.map((row) => ({
+                transfer: toTransfer(row),
+                types,
+                firstSequence: row.event_sequence - types.length + 1,
+                now,
+              })),
+            ),
+          );
+          return rows.map(toTransfer);
         })
         .then((expired) => {
           // This process reads its own changes at once; others are told by the database.

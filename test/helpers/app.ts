@@ -55,6 +55,8 @@ export type TestAppOptions = Partial<
   wrapDb?: (db: Db) => Db;
   authCacheMs?: number;
   transferCacheMs?: number;
+  /** Connections of the app's pool (10 unless a test needs fewer). */
+  poolSize?: number;
   config?: Partial<AppDeps['config']>;
 };
 
@@ -63,7 +65,7 @@ export const idempotencyKey = () => `test-${randomBytes(8).toString('hex')}`;
 
 /** Builds the real app on a fresh PostgreSQL database, with a manual clock. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase());
+  const database = options.database ?? (await createTestDatabase({ poolSize: options.poolSize ?? 10 }));
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
   const chain = await startLocalChain({ serve: false, autoTick: false, clock });
@@ -76,7 +78,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const sender = createWebhookSender(webhookPolicy);
   const app = await buildApp({
     config: {
-      mode: 'local',
       bodyLimitBytes: 64 * 1024,
       metricsEnabled: true,
       authCacheMs: options.authCacheMs ?? 30_000,

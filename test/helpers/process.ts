@@ -16,7 +16,8 @@ export interface ServiceProcess {
 
 /** Starts `node src/main.ts` as a separate process and resolves once it listens. */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'tr-process-'));
+  // A DATA_DIR given by the caller outlives the process; otherwise a fresh one is removed at stop.
+  const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'tr-process-')));
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
     env: {
@@ -57,7 +58,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       const code = await exited;
-      await rm(dataDir, { recursive: true, force: true });
+      if (!env.DATA_DIR) await rm(dataDir, { recursive: true, force: true });
       return code;
     },
   };

@@ -85,6 +85,28 @@ describe('authentication', () => {
   });
 });
 
+describe('a pool of one connection', () => {
+  test('is enough: caches follow notifications on a connection of their own', async () => {
+    const t = await createTestApp({ poolSize: 1 });
+    try {
+      const caller = await t.newCaller();
+      const responses = await Promise.all(Array.from({ length: 5 }, () => caller.get('/api/v1/usage')));
+      assert.deepEqual(
+        responses.map((response) => response.statusCode),
+        [200, 200, 200, 200, 200],
+      );
+      await t.app.inject({
+        method: 'POST',
+        url: `/admin/v1/keys/${caller.keyId}/revoke`,
+        headers: ADMIN_HEADERS,
+      });
+      await waitFor(async () => (await caller.get('/api/v1/usage')).statusCode === 401);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 /** Polls until `condition` holds (for effects of asynchronous notifications), failing after 2 s. */
 async function waitFor(condition: () => Promise<boolean>) {
   const deadline = Date.now() + 2_000;

@@ -163,7 +163,9 @@ describe('two service processes on one PostgreSQL', () => {
       headers: { 'x-api-key': key, 'idempotency-key': 'graceful-0001', 'content-type': 'application/json' },
       body: JSON.stringify({ url: receiver.url }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The request is in flight once its reachability ping has reached the (slow) receiver.
+    const pings = receiver.received.length;
+    while (receiver.received.length === pings) await new Promise((resolve) => setImmediate(resolve));
     const exit = second.stop('SIGTERM');
     const response = await inFlight;
     assert.equal(response.status, 200);

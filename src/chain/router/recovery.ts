@@ -1,11 +1,4 @@
-import {
-  type Address,
-  type FetchAccountsConfig,
-  fetchEncodedAccounts,
-  type GetMultipleAccountsApi,
-  type MaybeEncodedAccount,
-  type Rpc,
-} from '@solana/kit';
+import type { Address, MaybeEncodedAccount } from '@solana/kit';
 import { getTokenDecoder } from '@solana-program/token';
 import {
   decodeOrchestrator,
@@ -26,14 +19,6 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /** Reads accounts in one batch, in order; kit's `fetchEncodedAccounts` has this shape. */
 export type AccountReader = (addresses: Address[]) => Promise<readonly MaybeEncodedAccount[]>;
-
-/** An AccountReader over an RPC connection. */
-export function rpcAccountReader(
-  rpc: Rpc<GetMultipleAccountsApi>,
-  config?: FetchAccountsConfig,
-): AccountReader {
-  return (addresses) => fetchEncodedAccounts(rpc, addresses, config);
-}
 
 export interface RouteSnapshot {
   routeAddress: Address;

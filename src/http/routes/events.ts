@@ -68,7 +68,7 @@ export async function eventRoutes(app: FastifyInstance, deps: { deliveries: Deli
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const { limit: pageSize, offset, ...filters } = request.query;
       const page = await deps.deliveries.listEvents(
         owner,
@@ -101,7 +101,7 @@ export async function eventRoutes(app: FastifyInstance, deps: { deliveries: Deli
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const { eventId } = request.params;
       const endpointId = request.body?.endpointId;
       const outcome = await deps.deliveries.resend(owner, eventId, endpointId, deps.clock.now());

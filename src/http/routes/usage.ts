@@ -51,10 +51,7 @@ export async function usageRoutes(app: FastifyInstance, deps: { transfers: Trans
       if (from && to && from.getTime() > to.getTime()) {
         throw new AppError('MH_016', 'fromDate must not be after toDate.', { param: 'fromDate' });
       }
-      const usage = await deps.transfers.usage(
-        { integrationId: request.auth.integrationId, mode: request.auth.mode },
-        { from, to },
-      );
+      const usage = await deps.transfers.usage(request.auth.owner, { from, to });
       return {
         ...usage,
         totalRevenueLamports: lamportsToJson(usage.totalRevenueLamports),

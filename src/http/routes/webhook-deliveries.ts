@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
-import { EVENT_API_VERSION, newEventId } from '../../domain/events.ts';
+import { pingEvent } from '../../domain/events.ts';
 import type { DeliveryStore } from '../../store/deliveries.ts';
 import type { WebhookSender } from '../../webhooks/sender.ts';
 import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../../webhooks/signed-post.ts';
@@ -51,7 +51,7 @@ export async function webhookDeliveryRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const { endpointId } = request.params;
       const { limit: pageSize, offset, success, eventId } = request.query;
       const page = await deps.deliveries.listAttempts(
@@ -82,26 +82,19 @@ export async function webhookDeliveryRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const { endpointId } = request.params;
       const now = deps.clock.now();
       const target = await deps.deliveries.sendingTarget(owner, endpointId, now);
       if (!target) throw endpointNotFound(endpointId);
-      const eventId = newEventId();
-      const body = JSON.stringify({
-        id: eventId,
-        type: 'ping',
-        createdAt: now.toISOString(),
-        isTest: request.auth.isTest,
-        apiVersion: EVENT_API_VERSION,
-        data: { url: target.url },
-      });
+      const ping = pingEvent({ url: target.url, isTest: request.auth.isTest, createdAt: now });
+      const eventId = ping.id;
       const result = await signedPost(deps.sender, {
         url: target.url,
         secrets: target.secrets,
         eventId,
-        eventType: 'ping',
-        body,
+        eventType: ping.type,
+        body: ping.body,
         now,
         timeoutMs: DELIVERY_TIMEOUT_MS,
       });

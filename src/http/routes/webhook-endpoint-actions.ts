@@ -61,7 +61,7 @@ export async function webhookEndpointActionRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const secret = newWebhookSecret();
       const endpoint = await deps.webhooks.rotateSecret(owner, request.params.endpointId, {
         secret,
@@ -90,7 +90,7 @@ export async function webhookEndpointActionRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const endpoint = await deps.webhooks.enable(owner, request.params.endpointId, deps.clock.now());
       if (!endpoint) throw endpointNotFound(request.params.endpointId);
       return webhookEndpointView(endpoint);

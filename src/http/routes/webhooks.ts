@@ -3,12 +3,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
 import { AppError } from '../../domain/errors.ts';
-import { newEventId } from '../../domain/events.ts';
+import { pingEvent } from '../../domain/events.ts';
 import { EVENT_TYPES, type EventType } from '../../domain/transfer.ts';
-import { newWebhookSecret, signatureHeader } from '../../domain/webhook-signature.ts';
+import { newWebhookSecret } from '../../domain/webhook-signature.ts';
 import type { WebhookEndpoint, WebhookStore } from '../../store/webhooks.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../../webhooks/sender.ts';
 import { webhookUrlProblem } from '../../webhooks/sender.ts';
+import { signedPost } from '../../webhooks/signed-post.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses, integerId } from '../schemas/common.ts';
 
@@ -83,7 +84,7 @@ export async function webhookRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const { url } = request.body;
       const problem = webhookUrlProblem(url, deps.policy);
       if (problem) throw new AppError('MH_050', `Webhook URL not allowed: ${problem}.`, { param: 'url' });
@@ -91,24 +92,14 @@ export async function webhookRoutes(
 
       const secret = newWebhookSecret();
       const now = deps.clock.now();
-      const pingId = newEventId();
-      const ping = JSON.stringify({
-        id: pingId,
-        type: 'ping',
-        createdAt: now.toISOString(),
-        isTest: request.auth.isTest,
-        apiVersion: 'v1',
-        data: { url },
-      });
-      const timestamp = Math.floor(now.getTime() / 1000);
-      const result = await deps.sender.post({
+      const ping = pingEvent({ url, isTest: request.auth.isTest, createdAt: now });
+      const result = await signedPost(deps.sender, {
         url,
-        body: ping,
-        headers: {
-          'mh-event-id': pingId,
-          'mh-event-type': 'ping',
-          'mh-signature': signatureHeader([secret], timestamp, ping),
-        },
+        secrets: [secret],
+        eventId: ping.id,
+        eventType: ping.type,
+        body: ping.body,
+        now,
         timeoutMs: deps.pingTimeoutMs ?? PING_TIMEOUT_MS,
       });
       if (result.kind === 'failed') {
@@ -135,7 +126,7 @@ export async function webhookRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       return { items: (await deps.webhooks.list(owner)).map((endpoint) => webhookEndpointView(endpoint)) };
     },
   );
@@ -153,7 +144,7 @@ export async function webhookRoutes(
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       return { deleted: await deps.webhooks.delete(owner, request.params.endpointId, deps.clock.now()) };
     },
   );

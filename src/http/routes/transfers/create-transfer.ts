@@ -34,7 +34,7 @@ export async function createTransferRoute(
     },
     async (request, reply) => {
       const { auth, body } = request;
-      const owner = { integrationId: auth.integrationId, mode: auth.mode };
+      const owner = auth.owner;
       const hops = body.hops ?? auth.settings.defaultHops;
       const arrival = resolveArrivalSeconds(hops, body.arrivalSeconds, auth.settings.defaultArrivalSeconds);
       if (!arrival.ok)

@@ -24,7 +24,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const transfer = await deps.transfers.get(owner, request.params.transferId);
       if (!transfer) throw notFound(`No transfer with id ${request.params.transferId}.`);
       return transferView(transfer);
@@ -43,7 +43,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
       },
     },
     async (request) => {
-      const owner = { integrationId: request.auth.integrationId, mode: request.auth.mode };
+      const owner = request.auth.owner;
       const transfer = await deps.transfers.getByExternalId(owner, request.params.externalId);
       if (!transfer) throw notFound(`No transfer with externalId "${request.params.externalId}".`);
       return transferView(transfer);

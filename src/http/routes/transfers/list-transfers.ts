@@ -40,7 +40,7 @@ export async function listTransfersRoute(app: FastifyInstance, deps: { transfers
     async (request) => {
       const { limit: pageSize, offset, fromDate, toDate, ...filters } = request.query;
       const page = await deps.transfers.list(
-        { integrationId: request.auth.integrationId, mode: request.auth.mode },
+        request.auth.owner,
         {
           ...filters,
           fromDate: fromDate ? new Date(fromDate) : undefined,

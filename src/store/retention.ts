@@ -1,0 +1,53 @@
+import type { Db } from './db.ts';
+
+/**
+ * Deletion of what the service keeps only for a while: idempotency records past their lifetime,
+ * and events past the retention window with their deliveries and delivery attempts. Each call
+ * deletes at most `limit` rows of its kind, oldest first, so that no statement runs long.
+ */
+export function createRetentionStore(db: Db) {
+  return {
+    /** Deletes idempotency records created before `before`; returns how many. */
+    async deleteIdempotencyRecords(before: Date, limit: number) {
+      const { rowCount } = await db.query(
+        `DELETE FROM idempotency_keys WHERE ctid IN (
+           SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT $2)`,
+        [before, limit],
+      );
+      return rowCount;
+    },
+
+    /** Deletes events created before `before`, with their deliveries and attempts; returns how many events. */
+    async deleteEvents(before: Date, limit: number) {
+      const { rows } = await db.query<{ deleted: string }>(
+        `WITH old AS (
+           SELECT id FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2
+         ), old_deliveries AS (
+           SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT id FROM old)
+         ), attempts AS (
+           DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (SELECT id FROM old_deliveries)
+         ), deliveries AS (
+           DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM old_deliveries)
+         ), deleted AS (
+           DELETE FROM events WHERE id IN (SELECT id FROM old) RETURNING 1
+         )
+         SELECT count(*) AS deleted FROM deleted`,
+        [before, limit],
+      );
+      return Number(rows[0]!.deleted);
+    },
+
+    /** Deletes test-send attempts (which belong to no event) made before `before`; returns how many. */
+    async deleteTestAttempts(before: Date, limit: number) {
+      const { rowCount } = await db.query(
+        `DELETE FROM webhook_delivery_attempts WHERE id IN (
+           SELECT id FROM webhook_delivery_attempts
+            WHERE delivery_id IS NULL AND attempted_at < $1 ORDER BY attempted_at LIMIT $2)`,
+        [before, limit],
+      );
+      return rowCount;
+    },
+  };
+}
+
+export type RetentionStore = ReturnType<typeof createRetentionStore>;

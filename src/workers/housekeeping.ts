@@ -1,0 +1,75 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.ts';
+import type { RetentionStore } from '../store/retention.ts';
+
+/**
+ * Keeps the tables that only hold recent history from growing without bound: idempotency records
+ * after their lifetime, events (with deliveries and attempts) after the retention window. Safe in
+ * several processes at once: deletes of the same rows simply find less to do.
+ */
+export function createHousekeepingWorker(deps: {
+  retention: RetentionStore;
+  clock: Clock;
+  log: Pick<Logger, 'info' | 'error'>;
+  idempotencyTtlMs: number;
+  eventRetentionMs: number;
+  intervalMs?: number;
+  batchSize?: number;
+}) {
+  const intervalMs = deps.intervalMs ?? 10 * 60_000;
+  const batchSize = deps.batchSize ?? 1_000;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopping = false;
+
+  /** Repeats a batched delete until a batch comes back short; returns the total. */
+  async function drain(deleteBatch: () => Promise<number>) {
+    let total = 0;
+    for (let deleted = batchSize; deleted === batchSize && !stopping; ) {
+      deleted = await deleteBatch();
+      total += deleted;
+    }
+    return total;
+  }
+
+  /** Deletes everything past its time now; returns what was deleted. */
+  async function runOnce() {
+    const now = deps.clock.now().getTime();
+    const idempotencyBefore = new Date(now - deps.idempotencyTtlMs);
+    const eventsBefore = new Date(now - deps.eventRetentionMs);
+    const deleted = {
+      idempotencyRecords: await drain(() =>
+        deps.retention.deleteIdempotencyRecords(idempotencyBefore, batchSize),
+      ),
+      events: await drain(() => deps.retention.deleteEvents(eventsBefore, batchSize)),
+      testAttempts: await drain(() => deps.retention.deleteTestAttempts(eventsBefore, batchSize)),
+    };
+    if (Object.values(deleted).some((count) => count > 0)) deps.log.info(deleted, 'housekeeping');
+    return deleted;
+  }
+
+  function schedule(delayMs: number) {
+    timer = setTimeout(async () => {
+      running = runOnce().catch((error) => deps.log.error({ err: error }, 'housekeeping failed'));
+      await running;
+      running = undefined;
+      if (!stopping) schedule(intervalMs);
+    }, delayMs);
+    timer.unref();
+  }
+
+  return {
+    runOnce,
+    /** Runs shortly after start, then every `intervalMs`, until stopped. */
+    start() {
+      stopping = false;
+      schedule(5_000);
+    },
+    /** Stops and waits for a run in progress. */
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { pino } from 'pino';
+import { createHousekeepingWorker } from '../../src/workers/housekeeping.ts';
+import { createTestApp } from '../helpers/app.ts';
+import { createMint } from '../helpers/chain.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+
+const DAY = 24 * 3600 * 1000;
+
+test('housekeeping deletes expired idempotency records and old events with their deliveries, and keeps the rest', async () => {
+  const t = await createTestApp();
+  const receiver = await startReceiver();
+  try {
+    const caller = await t.newCaller('test', { rateLimitMultiplier: 100 });
+    await caller.post('/api/v1/webhooks', { url: receiver.url });
+    const mint = await createMint(t.chain, { decimals: 6 });
+    const body = {
+      tokenMint: mint,
+      amountRaw: '5000000',
+      amountTokens: '5',
+      sourceOwner: mint,
+      recipientWallet: mint,
+      tokenPriceUsd: 1,
+    };
+    const old = (await caller.post('/api/v1/transfers', body)).json();
+    await t.database.db.query(`UPDATE webhook_deliveries SET status = 'succeeded'`);
+    await t.database.db.query(
+      `INSERT INTO webhook_delivery_attempts (endpoint_id, delivery_id, event_id, event_type, trigger, attempt, attempted_at, succeeded, status_code, duration_ms)
+       SELECT endpoint_id, id, event_id, 'transfer.quote_created', 'event', 1, created_at, true, 200, 3 FROM webhook_deliveries`,
+    );
+    t.clock.advance(31 * DAY);
+    const recent = (await caller.post('/api/v1/transfers', body)).json();
+
+    const worker = createHousekeepingWorker({
+      retention: t.store.retention,
+      clock: t.clock,
+      log: pino({ level: 'silent' }),
+      idempotencyTtlMs: DAY,
+      eventRetentionMs: 30 * DAY,
+      batchSize: 1,
+    });
+    const deleted = await worker.runOnce();
+    assert.equal(deleted.events, 1);
+    assert.ok(deleted.idempotencyRecords >= 2, 'the old create and the endpoint registration');
+
+    const count = async (sql: string) => (await t.database.db.query<{ n: number }>(sql)).rows[0]!.n;
+    assert.equal(await count(`SELECT count(*)::int AS n FROM events WHERE transfer_id = ${old.id}`), 0);
+    assert.equal(await count(`SELECT count(*)::int AS n FROM events WHERE transfer_id = ${recent.id}`), 1);
+    assert.equal(
+      await count(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE transfer_id = ${old.id}`),
+      0,
+    );
+    assert.equal(await count(`SELECT count(*)::int AS n FROM webhook_delivery_attempts`), 0);
+    assert.equal(
+      await count(`SELECT count(*)::int AS n FROM idempotency_keys`),
+      1,
+      'only the recent create is remembered',
+    );
+    assert.equal(await count(`SELECT count(*)::int AS n FROM transfers`), 2, 'transfers themselves are kept');
+    assert.deepEqual(await worker.runOnce(), { idempotencyRecords: 0, events: 0, testAttempts: 0 });
+  } finally {
+    await receiver.close();
+    await t.close();
+  }
+});
