@@ -1,8 +1,8 @@
 import type { Address } from '@solana/kit';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SolCosts } from '../domain/sol-costs.ts';
 import { ChainError } from './errors.ts';
 import { LAMPORTS_PER_SIGNATURE, routeFootprint } from './router/footprint.ts';
-import { TOKEN_PROGRAM_ADDRESS } from './router/instructions.ts';
 import type { MintReader, RentReader } from './types.ts';
 
 const RENT_CACHE_MS = 10 * 60_000;

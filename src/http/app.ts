@@ -278,7 +278,7 @@ function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
           name: 'Idempotency-Key',
           required: !OPTIONAL_IDEMPOTENCY.has(path),
           description:
-            '8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for 24 h with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072.',
+            '8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072.',
           schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{8,64}$' },
         },
       ];

@@ -18,14 +18,13 @@ import {
   setTransactionMessageFeePayerSigner,
   signTransactionMessageWithSigners,
 } from '@solana/kit';
-import { getCreateAccountInstruction } from '@solana-program/system';
+import { getCreateAccountInstruction, SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
 import { LiteSVM } from 'litesvm';
 import { routerErrorName } from '../../src/chain/router/errors.ts';
 import {
   getInitConfigInstruction,
   getInitOrchestratorInstruction,
   BPF_LOADER_UPGRADEABLE_ADDRESS as LOADER,
-  SYSTEM_PROGRAM_ADDRESS,
 } from '../../src/chain/router/instructions.ts';
 import { findConfigPda, findOrchestratorPda } from '../../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_VARIANTS, routerProgramPath } from '../../src/chain/router/program.ts';

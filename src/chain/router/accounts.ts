@@ -26,7 +26,7 @@ export const ORCHESTRATOR_ACCOUNT_SIZE = 56;
 export const ROUTE_ACCOUNT_SIZE = 736;
 export const STEP_ACCOUNT_SIZE = 72;
 /** SPL Token account: the custody account and every intermediate account. */
-export const TOKEN_ACCOUNT_SIZE = 165;
+export { TOKEN_ACCOUNT_SIZE } from '../spl.ts';
 
 export const MIN_HOPS = 3;
 export const MAX_HOPS = 10;

@@ -19,7 +19,7 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
  * The transaction groups of a route's life, as lists of instructions per transaction (the caller
  * adds fee payer, blockhash and signatures). Group sizes are chosen so that every transaction of
  * a 10-hop route fits the 1232-byte limit without lookup tables, with room for a compute-budget
- * instruction; test/router/bundle.test.ts and bench/program.ts measure them.
+ * instruction; src/chain/router/bundle.test.ts and bench/program.ts measure them.
  */
 
 /** Intermediate accounts created by the CreateRoute transaction (each adds a signature). */

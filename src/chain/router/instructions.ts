@@ -17,6 +17,8 @@ import {
   padRightEncoder,
   type TransactionSigner,
 } from '@solana/kit';
+import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { type Route, routeHolder } from './accounts.ts';
 import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
@@ -27,8 +29,6 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
  * `partiallySignTransactionMessageWithSigners` find it. Account order is the program's.
  */
 
-export const SYSTEM_PROGRAM_ADDRESS = address('11111111111111111111111111111111');
-export const TOKEN_PROGRAM_ADDRESS = address('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
 export const BPF_LOADER_UPGRADEABLE_ADDRESS = address('BPFLoaderUpgradeab1e11111111111111111111111');
 
 export const RouterInstruction = {
