@@ -155,6 +155,59 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  test('the webhook and event tools answer as documented', async () => {
+    const receiver = await startReceiver();
+    try {
+      const mint = await createMint(t.chain, { decimals: 6 });
+      const endpoint = (await caller.post('/api/v1/webhooks', { url: receiver.url })).json();
+      await caller.post('/api/v1/transfers', {
+        tokenMint: mint,
+        amountRaw: '5000000',
+        amountTokens: '5',
+        sourceOwner: mint,
+        recipientWallet: mint,
+        tokenPriceUsd: 1,
+      });
+      const events = await caller.get('/api/v1/events');
+      const eventId = events.json().items[0].id;
+      const base = `/api/v1/webhooks/${endpoint.id}`;
+      const checks: [string, string, LightMyRequestResponse][] = [
+        ['GET', '/api/v1/events', events],
+        ['GET', '/api/v1/events', await caller.get('/api/v1/events?limit=0')],
+        [
+          'POST',
+          '/api/v1/events/{eventId}/resend',
+          await caller.post(`/api/v1/events/${eventId}/resend`, {}),
+        ],
+        [
+          'POST',
+          '/api/v1/events/{eventId}/resend',
+          await caller.post('/api/v1/events/evt_unknown/resend', {}),
+        ],
+        ['POST', '/api/v1/webhooks/{endpointId}/test', await caller.post(`${base}/test`)],
+        ['GET', '/api/v1/webhooks/{endpointId}/deliveries', await caller.get(`${base}/deliveries`)],
+        [
+          'GET',
+          '/api/v1/webhooks/{endpointId}/deliveries',
+          await caller.get('/api/v1/webhooks/999999/deliveries'),
+        ],
+        [
+          'POST',
+          '/api/v1/webhooks/{endpointId}/rotate-secret',
+          await caller.post(`${base}/rotate-secret`, {}),
+        ],
+        ['POST', '/api/v1/webhooks/{endpointId}/enable', await caller.post(`${base}/enable`)],
+      ];
+      for (const [method, path, response] of checks) assertConforms(method, path, response);
+      assert.deepEqual(
+        checks.map(([, , response]) => response.statusCode),
+        [200, 400, 200, 404, 200, 200, 404, 200, 200],
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test('the docs page is served', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs/' });
     assert.equal(page.statusCode, 200);

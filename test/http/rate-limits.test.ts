@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { RATE_LIMITS } from '../../src/http/rate-limit.ts';
 import { callerFor, createTestApp, type TestApp } from '../helpers/app.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -52,6 +53,44 @@ describe('rate limits in process', () => {
     const response = await caller.get('/api/v1/webhooks');
     assert.equal(response.headers['ratelimit-limit'], '90');
     assert.equal(response.headers['ratelimit-remaining'], '89');
+  });
+
+  test('every endpoint has its number of the spec or the decisions', async () => {
+    const caller = await t.newCaller();
+    const endpoints: [keyof typeof RATE_LIMITS, 'GET' | 'POST' | 'DELETE', string][] = [
+      ['createTransfer', 'POST', '/api/v1/transfers'],
+      ['estimate', 'POST', '/api/v1/transfers/estimate'],
+      ['getTransfer', 'GET', '/api/v1/transfers/1'],
+      ['listTransfers', 'GET', '/api/v1/transfers'],
+      ['getTransferByExternalId', 'GET', '/api/v1/transfers/by-external/x'],
+      ['createWebhook', 'POST', '/api/v1/webhooks'],
+      ['listWebhooks', 'GET', '/api/v1/webhooks'],
+      ['deleteWebhook', 'DELETE', '/api/v1/webhooks/1'],
+      ['webhookDeliveries', 'GET', '/api/v1/webhooks/1/deliveries'],
+      ['testWebhook', 'POST', '/api/v1/webhooks/1/test'],
+      ['rotateWebhookSecret', 'POST', '/api/v1/webhooks/1/rotate-secret'],
+      ['enableWebhook', 'POST', '/api/v1/webhooks/1/enable'],
+      ['listEvents', 'GET', '/api/v1/events'],
+      ['resendEvent', 'POST', '/api/v1/events/evt_x/resend'],
+      ['usage', 'GET', '/api/v1/usage'],
+    ];
+    assert.deepEqual(endpoints.map(([name]) => name).sort(), Object.keys(RATE_LIMITS).sort());
+    for (const [name, method, url] of endpoints) {
+      const response = await t.app.inject({
+        method,
+        url,
+        headers: { ...caller.headers, 'idempotency-key': `limits-${name}` },
+      });
+      assert.equal(response.headers['ratelimit-limit'], String(RATE_LIMITS[name]), `${method} ${url}`);
+    }
+    assert.deepEqual(
+      {
+        createTransfer: RATE_LIMITS.createTransfer,
+        estimate: RATE_LIMITS.estimate,
+        getTransfer: RATE_LIMITS.getTransfer,
+      },
+      { createTransfer: 10, estimate: 30, getTransfer: 60 },
+    );
   });
 
   test('the spec numbers apply: GET /transfers/{id} 60, POST /transfers 10', async () => {
