@@ -2,7 +2,11 @@
 // the JSON-RPC endpoint (run as `npm run localnet` runs it, in its own process), beside LiteSVM
 // called in process through its public API, which is the limit the endpoint can approach.
 //
-//   npx node bench/chain.ts [--transfers 10000] [--reads 100000] [--connections 16] [--rounds 3]
+// Every measured run is preceded by an untimed warm-up of the same kind (--warmup transfers, a tenth
+// of --reads reads), so that each figure is a sustained rate and not a start-up one.
+//
+//   npx node bench/chain.ts [--transfers 10000] [--reads 100000] [--warmup 10000] [--connections 16]
+//                           [--rounds 3]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -33,6 +37,7 @@ const { values: args } = parseArgs({
   options: {
     transfers: { type: 'string', default: '10000' },
     reads: { type: 'string', default: '100000' },
+    warmup: { type: 'string', default: '10000' },
     connections: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '3' },
   },
@@ -40,6 +45,7 @@ const { values: args } = parseArgs({
 const ROUNDS = Number(args.rounds);
 const TRANSFERS = Number(args.transfers);
 const READS = Number(args.reads);
+const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const PAYERS = 8;
 const SOL = 1_000_000_000n;
@@ -51,6 +57,9 @@ interface SignedTransfer {
   signature: string;
 }
 
+// Distinct amounts make every transaction (and signature) distinct, across runs too.
+let signedCount = 0;
+
 async function signTransfers(
   payers: KeyPairSigner[],
   to: Address,
@@ -59,7 +68,8 @@ async function signTransfers(
 ): Promise<SignedTransfer[]> {
   const out: SignedTransfer[] = [];
   const encoder = getTransactionEncoder();
-  for (let i = 0; i < count; i++) {
+  for (let n = 0; n < count; n++) {
+    const i = signedCount++;
     const payer = payers[i % payers.length] as KeyPairSigner;
     const tx = await pipe(
       createTransactionMessage({ version: 0 }),
@@ -69,7 +79,6 @@ async function signTransfers(
           { blockhash: blockhash as Blockhash, lastValidBlockHeight: 0n },
           m,
         ),
-      // Distinct amounts make every transaction (and signature) distinct.
       (m) =>
         appendTransactionMessageInstruction(
           getTransferSolInstruction({
@@ -161,6 +170,28 @@ function rpcBody(id: number, method: string, params: unknown[]): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method, params });
 }
 
+// Runs an untimed warm-up, then the timed transfers; returns transfers per second.
+async function timeTransfers(
+  payers: KeyPairSigner[],
+  to: Address,
+  blockhash: string,
+  send: (txs: SignedTransfer[]) => unknown,
+): Promise<number> {
+  await send(await signTransfers(payers, to, blockhash, WARMUP));
+  const txs = await signTransfers(payers, to, blockhash, TRANSFERS);
+  const started = performance.now();
+  await send(txs);
+  return rate(TRANSFERS, performance.now() - started);
+}
+
+// Reads a tenth of READS untimed, then READS timed; returns reads per second.
+function timeReads(read: () => unknown): number {
+  for (let i = 0; i < READS / 10; i++) read();
+  const started = performance.now();
+  for (let i = 0; i < READS; i++) read();
+  return rate(READS, performance.now() - started);
+}
+
 async function benchInProcess() {
   // Raw LiteSVM through its native binding: bytes in, nothing else.
   const svm = new LiteSvm();
@@ -169,43 +200,41 @@ async function benchInProcess() {
   const payers = await Promise.all(Array.from({ length: PAYERS }, () => generateKeyPairSigner()));
   for (const payer of payers) svm.airdrop(decodeBase58Exact(payer.address, 32) as Uint8Array, 1000n * SOL);
   const to = (await generateKeyPairSigner()).address;
-  const txs = await signTransfers(payers, to, svm.latestBlockhash(), TRANSFERS);
-  let started = performance.now();
-  for (const tx of txs) {
-    if (svm.sendVersionedTransaction(tx.bytes) instanceof FailedTransactionMetadata)
-      throw new Error('raw transfer failed');
-  }
-  const rawTransfers = rate(TRANSFERS, performance.now() - started);
+  const rawSend = (txs: SignedTransfer[]) => {
+    for (const tx of txs) {
+      if (svm.sendVersionedTransaction(tx.bytes) instanceof FailedTransactionMetadata)
+        throw new Error('raw transfer failed');
+    }
+  };
+  const rawTransfers = await timeTransfers(payers, to, svm.latestBlockhash(), rawSend);
   const key = decodeBase58Exact(payers[0]?.address as string, 32) as Uint8Array;
-  started = performance.now();
-  for (let i = 0; i < READS; i++) svm.getAccount(key);
-  const rawReads = rate(READS, performance.now() - started);
+  const rawReads = timeReads(() => svm.getAccount(key));
 
   // LiteSVM's public (kit-typed) API: what a program calling LiteSVM in process uses.
   const wrapped = new LiteSVM().withBlockhashCheck(false).withTransactionHistory(0n);
   for (const payer of payers) wrapped.airdrop(payer.address, lamports(1000n * SOL));
-  const wrappedTxs = await signTransfers(payers, to, wrapped.latestBlockhash(), TRANSFERS);
-  started = performance.now();
-  for (const tx of wrappedTxs) {
-    if (wrapped.sendTransaction(tx.transaction) instanceof FailedTransactionMetadata)
-      throw new Error('public API transfer failed');
-  }
-  const wrappedTransfers = rate(TRANSFERS, performance.now() - started);
-  started = performance.now();
-  for (let i = 0; i < READS; i++) wrapped.getAccount(payers[0]?.address as Address);
-  const wrappedReads = rate(READS, performance.now() - started);
+  const wrappedSend = (txs: SignedTransfer[]) => {
+    for (const tx of txs) {
+      if (wrapped.sendTransaction(tx.transaction) instanceof FailedTransactionMetadata)
+        throw new Error('public API transfer failed');
+    }
+  };
+  const wrappedTransfers = await timeTransfers(payers, to, wrapped.latestBlockhash(), wrappedSend);
+  const wrappedReads = timeReads(() => wrapped.getAccount(payers[0]?.address as Address));
 
   // The chain interface in process: the ledger's checks and records included.
   const local = await startLocalChain({ serve: false });
   for (const payer of payers) await local.cheats.airdrop(payer.address, 1000n * SOL);
   const { blockhash } = await local.chain.getLatestBlockhash();
-  const chainTxs = await signTransfers(payers, to, blockhash, TRANSFERS);
-  started = performance.now();
-  for (const tx of chainTxs) await local.chain.sendTransaction(tx.bytes);
-  const chainTransfers = rate(TRANSFERS, performance.now() - started);
-  started = performance.now();
-  for (let i = 0; i < READS; i++) await local.chain.getAccount(payers[0]?.address as Address);
-  const chainReads = rate(READS, performance.now() - started);
+  const chainTransfers = await timeTransfers(payers, to, blockhash, async (txs) => {
+    for (const tx of txs) await local.chain.sendTransaction(tx.bytes);
+  });
+  let chainReads = 0;
+  for (const count of [READS / 10, READS]) {
+    const started = performance.now();
+    for (let i = 0; i < count; i++) await local.chain.getAccount(payers[0]?.address as Address);
+    chainReads = rate(count, performance.now() - started);
+  }
   await local.close();
   return { rawTransfers, rawReads, wrappedTransfers, wrappedReads, chainTransfers, chainReads };
 }
@@ -223,9 +252,9 @@ async function benchEndpoint() {
     for (const payer of payers) await call('requestAirdrop', [payer.address, Number(1000n * SOL)]);
     const to = (await generateKeyPairSigner()).address;
 
-    async function transfers(batch: number) {
+    async function transfers(batch: number, count = TRANSFERS) {
       const { value } = await call('getLatestBlockhash', []);
-      const txs = await signTransfers(payers, to, value.blockhash, TRANSFERS);
+      const txs = await signTransfers(payers, to, value.blockhash, count);
       const waiting = new Set<string>();
       let next = 0;
       let failures = 0;
@@ -273,19 +302,19 @@ async function benchEndpoint() {
       sending = false;
       await polling;
       const elapsed = performance.now() - started;
-      if (failures > 0 || confirmed !== TRANSFERS)
+      if (failures > 0 || confirmed !== count)
         throw new Error(`${failures} sends failed, ${confirmed} confirmed`);
-      return rate(TRANSFERS, elapsed);
+      return rate(count, elapsed);
     }
 
-    async function reads(batch: number) {
+    async function reads(batch: number, count = READS) {
       const request = rpcBody(1, 'getAccountInfo', [payers[0]?.address, { encoding: 'base64' }]);
       const body = batch === 1 ? request : `[${Array.from({ length: batch }, () => request).join(',')}]`;
       let done = 0;
       const started = performance.now();
       await Promise.all(
         pool.map(async (connection) => {
-          while (done < READS) {
+          while (done < count) {
             done += batch;
             const answer = await connection.request(body);
             if (!answer.includes('"lamports"')) throw new Error(`unexpected answer ${answer.slice(0, 200)}`);
@@ -295,10 +324,17 @@ async function benchEndpoint() {
       return rate(done, performance.now() - started);
     }
 
+    await transfers(1, WARMUP);
+    const unbatched = await transfers(1);
+    await transfers(64, WARMUP);
+    const batched = await transfers(64);
+    await reads(1, READS / 10);
+    const readsUnbatched = await reads(1);
+    await reads(100, READS / 10);
     return {
-      transfers: await transfers(1),
-      transfersBatched: await transfers(64),
-      reads: await reads(1),
+      transfers: unbatched,
+      transfersBatched: batched,
+      reads: readsUnbatched,
       readsBatched: await reads(100),
     };
   } finally {

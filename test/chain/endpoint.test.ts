@@ -1,6 +1,8 @@
 // The local JSON-RPC endpoint at the wire level: whole request/response bodies as validators shape
 // them, cheat codes, and WebSocket confirmation through @solana/kit's own helpers.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { zstdDecompressSync } from 'node:zlib';
 import {
@@ -28,6 +30,7 @@ import {
   signTransactionMessageWithSigners,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
+import WebSocket from 'ws';
 import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
 import { signTransaction, slotsMs } from './helpers.ts';
@@ -564,5 +567,88 @@ describe('subscriptions', () => {
     });
     const statuses = await rpc.getSignatureStatuses([getSignatureFromTransaction(tx)]).send();
     assert.equal(statuses.value[0]?.confirmationStatus, 'finalized');
+  });
+});
+
+describe('transport', () => {
+  test('pipelined requests on one connection are answered in order, each with its own id', async () => {
+    // One write holding three requests; the last asks the server to close when done.
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    const bodies = [1, 2, 3].map((id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'getHealth' }));
+    socket.write(
+      bodies
+        .map(
+          (body, i) =>
+            `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${i === 2 ? 'Connection: close\r\n' : ''}\r\n${body}`,
+        )
+        .join(''),
+    );
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await once(socket, 'close');
+    const answers = Buffer.concat(chunks)
+      .toString()
+      .split('HTTP/1.1 ')
+      .slice(1)
+      .map((response) => response.slice(response.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(
+      answers,
+      [1, 2, 3].map((id) => `{"jsonrpc":"2.0","result":"ok","id":${id}}`),
+    );
+  });
+
+  test('a burst of concurrent requests gets every answer back to its own request', async () => {
+    const ids = Array.from({ length: 300 }, (_, i) => i + 1);
+    const answers = await Promise.all(
+      ids.map((id) => post({ jsonrpc: '2.0', id, method: 'getSlot' }).then((r) => r.json)),
+    );
+    assert.deepEqual(
+      answers,
+      ids.map((id) => ({ jsonrpc: '2.0', result: slotNow(), id })),
+    );
+  });
+
+  test('oversized bodies, other methods and a taken port are refused', async () => {
+    const tooLarge = await post({ jsonrpc: '2.0', id: 1, method: 'getHealth', pad: 'x'.repeat(1024 * 1024) });
+    assert.equal(tooLarge.status, 413);
+    assert.deepEqual(tooLarge.json, {
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'Request body too large' },
+      id: null,
+    });
+    const get = await fetch(url);
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get('allow'), 'POST, OPTIONS');
+    await assert.rejects(startLocalChain({ rpcPort: Number(new URL(url).port), clock, autoTick: false }), {
+      code: 'EADDRINUSE',
+    });
+  });
+
+  test('subscriptions also upgrade on the RPC port; answers and notifications share the socket', async () => {
+    const payer = await generateKeyPairSigner();
+    const landed = await local.cheats.airdrop(payer.address, SOL);
+    const socket = new WebSocket(url.replace('http', 'ws'));
+    const messages: unknown[] = [];
+    socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
+    await once(socket, 'open');
+    const received = async (count: number) => {
+      while (messages.length < count) await once(socket, 'message');
+    };
+    socket.send('{oops');
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'signatureSubscribe', params: [landed] }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'slotUnsubscribe', params: [987654] }));
+    await received(4);
+    socket.close();
+    const subscription = (messages[1] as { result: number }).result;
+    assert.deepEqual(messages, [
+      { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null },
+      { jsonrpc: '2.0', result: subscription, id: 1 },
+      {
+        jsonrpc: '2.0',
+        method: 'signatureNotification',
+        params: { result: { context: { slot: slotNow() }, value: { err: null } }, subscription },
+      },
+      { jsonrpc: '2.0', error: { code: -32602, message: 'Invalid subscription id.' }, id: 2 },
+    ]);
   });
 });

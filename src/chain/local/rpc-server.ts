@@ -1,14 +1,24 @@
-// HTTP and WebSocket transport of the local JSON-RPC endpoint. node:http serves requests (keep-alive,
-// no framework: the endpoint's cost per request is the figure the bench watches) and `ws` serves
-// subscriptions, both on the RPC port (upgrade) and on the conventional RPC port + 1.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type WebSocket, WebSocketServer } from 'ws';
+// The local JSON-RPC endpoint: JSON-RPC requests are answered here, on the ledger's thread, and the
+// sockets (HTTP with keep-alive, and WebSocket subscriptions on the RPC port and on the
+// conventional RPC port + 1) are served by a worker thread (rpc-transport.ts). No framework: the
+// endpoint's cost per request is the figure the bench watches.
+import { Worker } from 'node:worker_threads';
 import { decodeBase58Exact } from '../base58.ts';
 import { keyOf } from '../keys.ts';
 import type { Ledger } from './ledger.ts';
 import { accountEncoding, encodeAccount, RpcError } from './rpc-json.ts';
 import { rpcMethods } from './rpc-methods.ts';
+import {
+  REPLY,
+  REQUEST,
+  type TransportClose,
+  type TransportConfig,
+  type TransportNotice,
+  WS_CLOSE,
+  WS_MESSAGE,
+  WS_OPEN,
+  WS_SEND,
+} from './rpc-transport.ts';
 
 /** Minimal logger (pino-compatible). */
 export interface ChainLog {
@@ -37,17 +47,10 @@ export interface RpcServer {
   close(): Promise<void>;
 }
 
-const JSON_HEADERS = ['Content-Type', 'application/json', 'Access-Control-Allow-Origin', '*'];
-const CORS_PREFLIGHT_HEADERS = [
-  'Access-Control-Allow-Origin',
-  '*',
-  'Access-Control-Allow-Methods',
-  'POST, GET, OPTIONS',
-  'Access-Control-Allow-Headers',
-  'Content-Type, Solana-Client, Authorization',
-  'Access-Control-Max-Age',
-  '86400',
-];
+// Longest a finished answer waits for the rest of its burst. A message between threads costs about
+// half as much as executing a transfer in a sandboxed VM (it may wake the other thread), so answers
+// go a handful at a time rather than one by one.
+const FLUSH_AFTER_MS = 0.25;
 // Numbers past 2^53 in a request (lamports, amounts) must keep every digit.
 const BIG_NUMBER = /\d{16,}/;
 
@@ -75,7 +78,6 @@ function errorBody(id: unknown, code: number, message: string, data?: unknown) {
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const { ledger } = options;
   const host = options.host ?? '127.0.0.1';
-  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const log = options.log;
 
   function internalError(id: unknown, error: unknown) {
@@ -110,142 +112,148 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     }
   }
 
-  function send(res: ServerResponse, status: number, body: string, headers: string[] = JSON_HEADERS) {
-    res.writeHead(status, [...headers, 'Content-Length', String(Buffer.byteLength(body))]);
-    res.end(body);
+  // What goes back to the transport thread: sent at the end of each turn, and also every
+  // FLUSH_AFTER_MS while a long burst of requests is worked through (see onEvents).
+  let outbox: (number | string)[] = [];
+  let flushing = false;
+  let flushedAt = 0;
+  function flush() {
+    flushedAt = performance.now();
+    flushing = false;
+    const out = outbox;
+    outbox = [];
+    if (out.length > 0) worker.postMessage(out);
+  }
+  function enqueue(...items: (number | string)[]) {
+    for (const item of items) outbox.push(item);
+    if (!flushing) {
+      flushing = true;
+      queueMicrotask(flush);
+    }
   }
 
-  function reply(res: ServerResponse, out: unknown) {
-    if (out === undefined || (Array.isArray(out) && out.length === 0)) {
-      res.writeHead(204, JSON_HEADERS);
-      res.end();
-      return;
-    }
-    send(res, 200, JSON.stringify(out));
+  function reply(id: number, out: unknown) {
+    if (out === undefined || (Array.isArray(out) && out.length === 0)) enqueue(REPLY, id, 204, '');
+    else enqueue(REPLY, id, 200, JSON.stringify(out));
   }
 
   // Synchronous all the way for synchronous handlers: no promise per request on the hot path.
-  function handleBody(text: string, res: ServerResponse) {
+  function handleBody(id: number, text: string) {
     let request: unknown;
     try {
       request = parseBody(text);
     } catch {
-      send(res, 200, JSON.stringify(errorBody(null, -32700, 'Parse error')));
+      reply(id, errorBody(null, -32700, 'Parse error'));
       return;
     }
     if (!Array.isArray(request)) {
       const single = answer(request);
-      if (single instanceof Promise) single.then((out) => reply(res, out));
-      else reply(res, single);
+      if (single instanceof Promise) single.then((out) => reply(id, out));
+      else reply(id, single);
       return;
     }
     if (request.length === 0) {
-      reply(res, errorBody(null, -32600, 'Invalid request'));
+      reply(id, errorBody(null, -32600, 'Invalid request'));
       return;
     }
     const answers = request.map(answer);
     const settle = (all: unknown[]) =>
       reply(
-        res,
+        id,
         all.filter((a) => a !== undefined),
       );
     if (answers.some((a) => a instanceof Promise)) Promise.all(answers).then(settle);
     else settle(answers);
   }
 
-  function onRequest(req: IncomingMessage, res: ServerResponse) {
-    if (req.method === 'POST') {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= maxBody) chunks.push(chunk);
-      });
-      req.on('end', () => {
-        if (size > maxBody) {
-          send(res, 413, JSON.stringify(errorBody(null, -32600, 'Request body too large')));
-          return;
+  const subscriptions = createSubscriptions(ledger, (conn, text) => enqueue(WS_SEND, conn, text), log);
+
+  // A burst of requests that arrived together is answered as a stream rather than all at the end,
+  // so the transport thread writes the first answers (and their clients send their next requests)
+  // while the chain executes the rest; without it the two threads take turns idling.
+  function onEvents(events: (number | string)[]) {
+    for (let i = 0; i < events.length; ) {
+      const op = events[i];
+      if (op === REQUEST) {
+        const id = events[i + 1] as number;
+        try {
+          handleBody(id, events[i + 2] as string);
+        } catch (error) {
+          enqueue(REPLY, id, 500, JSON.stringify(internalError(null, error)));
         }
-        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        setImmediate(() => {
-          try {
-            handleBody(body.toString('utf8'), res);
-          } catch (error) {
-            send(res, 500, JSON.stringify(internalError(null, error)));
-          }
-        });
-      });
-      return;
+        if (outbox.length > 0 && performance.now() - flushedAt > FLUSH_AFTER_MS) flush();
+        i += 3;
+      } else if (op === WS_MESSAGE) {
+        subscriptions.message(events[i + 1] as number, events[i + 2] as string);
+        i += 3;
+      } else {
+        if (op === WS_OPEN) subscriptions.open(events[i + 1] as number);
+        else if (op === WS_CLOSE) subscriptions.close(events[i + 1] as number);
+        i += 2;
+      }
     }
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, CORS_PREFLIGHT_HEADERS);
-      res.end();
-      return;
-    }
-    if (req.method === 'GET' && (req.url === '/health' || req.url?.startsWith('/health?'))) {
-      send(res, 200, 'ok', ['Content-Type', 'text/plain', 'Access-Control-Allow-Origin', '*']);
-      return;
-    }
-    send(res, 405, 'Used HTTP Method is not allowed. POST or OPTIONS is required', [
-      'Content-Type',
-      'text/plain',
-      'Allow',
-      'POST, OPTIONS',
-    ]);
   }
 
-  const subscriptions = createSubscriptions(ledger, log);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: maxBody });
-  wss.on('connection', (socket) => subscriptions.attach(socket));
-  const upgrade = (server: Server) =>
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
-    );
+  const transport: TransportConfig = {
+    host,
+    port: options.port ?? 8899,
+    wsPort: options.wsPort === undefined ? 'next' : options.wsPort,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+  };
+  const worker = new Worker(new URL('./rpc-transport.ts', import.meta.url), { workerData: { transport } });
+  let listening = false;
+  let stopped = false;
+  let closing: Promise<void> | undefined;
+  let onStopped: (() => void) | undefined;
+  const ports = await new Promise<{ port: number; wsPort: number }>((resolve, reject) => {
+    worker.on('message', (message: (number | string)[] | TransportNotice) => {
+      if (Array.isArray(message)) onEvents(message);
+      else if (message.kind === 'listening') {
+        listening = true;
+        resolve(message);
+      } else if (message.kind === 'closed') onStopped?.();
+      else reject(Object.assign(new Error(message.message), { code: message.code }));
+    });
+    worker.on('error', (error) => {
+      log?.error({ err: error }, 'local chain RPC transport failed');
+      reject(error);
+    });
+    worker.once('exit', (code) => {
+      stopped = true;
+      if (listening && !closing) log?.error({ code }, 'local chain RPC transport stopped');
+      onStopped?.();
+      reject(new Error(`local chain RPC transport exited with code ${code}`));
+    });
+  }).catch(async (error) => {
+    subscriptions.dispose();
+    await worker.terminate();
+    throw error;
+  });
 
-  const http = createServer({ keepAliveTimeout: 60_000 }, onRequest);
-  upgrade(http);
-  const port = await listen(http, host, options.port ?? 8899);
-  let wsServer: Server | undefined;
-  let wsPort = port;
-  if (options.wsPort !== null) {
-    wsServer = createServer((_req, res) =>
-      send(res, 426, 'Upgrade Required', ['Content-Type', 'text/plain']),
-    );
-    upgrade(wsServer);
-    wsPort = await listen(wsServer, host, options.wsPort ?? (options.port === 0 ? 0 : port + 1));
-  }
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${urlHost}:${port}`,
-    wsUrl: `ws://${urlHost}:${wsPort}`,
-    async close() {
-      subscriptions.close();
-      for (const client of wss.clients) client.terminate();
-      await Promise.all([http, wsServer].map((server) => server && closeServer(server)));
+    url: `http://${urlHost}:${ports.port}`,
+    wsUrl: `ws://${urlHost}:${ports.wsPort}`,
+    close() {
+      closing ??= (async () => {
+        subscriptions.dispose();
+        // Servers and connections are closed by their own thread, then the thread ends.
+        if (!stopped) {
+          await new Promise<void>((resolve) => {
+            onStopped = resolve;
+            worker.postMessage({ kind: 'close' } satisfies TransportClose);
+          });
+        }
+        await worker.terminate();
+      })();
+      return closing;
     },
   };
 }
 
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
 interface Subscription {
   id: number;
-  socket: WebSocket;
+  conn: number;
   kind: 'signature' | 'slot' | 'root' | 'account';
   key?: string;
   encoding?: ReturnType<typeof accountEncoding>;
@@ -270,9 +278,11 @@ const NOTIFICATION_METHOD = {
   account: 'accountNotification',
 } as const;
 
-// Subscriptions of every connected socket, fed by the ledger's slot and transaction events.
-function createSubscriptions(ledger: Ledger, log?: ChainLog) {
+// Subscriptions of every connected socket, fed by the ledger's slot and transaction events. Sockets
+// live in the transport thread: here a connection is its number, and `send` queues a text frame.
+function createSubscriptions(ledger: Ledger, send: (conn: number, text: string) => void, log?: ChainLog) {
   let nextId = 0;
+  const open = new Set<number>();
   const byId = new Map<number, Subscription>();
   const bySignature = new Map<string, Set<Subscription>>();
   const byAccount = new Map<string, Set<Subscription>>();
@@ -285,8 +295,9 @@ function createSubscriptions(ledger: Ledger, log?: ChainLog) {
   }
 
   function notify(sub: Subscription, result: unknown) {
-    if (sub.socket.readyState !== 1) return;
-    sub.socket.send(
+    if (!open.has(sub.conn)) return;
+    send(
+      sub.conn,
       JSON.stringify({
         jsonrpc: '2.0',
         method: NOTIFICATION_METHOD[sub.kind],
@@ -334,11 +345,11 @@ function createSubscriptions(ledger: Ledger, log?: ChainLog) {
   });
 
   function subscribe(
-    socket: WebSocket,
+    conn: number,
     kind: Subscription['kind'],
     params: unknown[],
   ): { sub: Subscription; after?: () => void } {
-    const sub: Subscription = { id: ++nextId, socket, kind };
+    const sub: Subscription = { id: ++nextId, conn, kind };
     if (kind === 'signature') {
       const signature = params[0];
       if (typeof signature !== 'string' || !decodeBase58Exact(signature, 64))
@@ -368,26 +379,26 @@ function createSubscriptions(ledger: Ledger, log?: ChainLog) {
     return { sub };
   }
 
-  function onMessage(socket: WebSocket, text: string) {
+  function onMessage(conn: number, text: string) {
     let request: { id?: unknown; method?: unknown; params?: unknown };
     try {
       request = JSON.parse(text);
     } catch {
-      socket.send(JSON.stringify(errorBody(null, -32700, 'Parse error')));
+      send(conn, JSON.stringify(errorBody(null, -32700, 'Parse error')));
       return;
     }
     const { id, method } = request;
     if (!('id' in request)) return; // notifications (such as keep-alive pings) get no answer
     const params = Array.isArray(request.params) ? request.params : [];
-    const reply = (body: object) => socket.send(JSON.stringify(body));
+    const reply = (body: object) => send(conn, JSON.stringify(body));
     try {
       if (typeof method === 'string' && Object.hasOwn(SUBSCRIBE_KINDS, method)) {
-        const { sub, after } = subscribe(socket, SUBSCRIBE_KINDS[method] as Subscription['kind'], params);
+        const { sub, after } = subscribe(conn, SUBSCRIBE_KINDS[method] as Subscription['kind'], params);
         reply({ jsonrpc: '2.0', result: sub.id, id });
         after?.();
       } else if (typeof method === 'string' && UNSUBSCRIBE.has(method)) {
         const sub = byId.get(Number(params[0]));
-        if (!sub || sub.socket !== socket) throw new RpcError(-32602, 'Invalid subscription id.');
+        if (!sub || sub.conn !== conn) throw new RpcError(-32602, 'Invalid subscription id.');
         remove(sub);
         reply({ jsonrpc: '2.0', result: true, id });
       } else {
@@ -403,14 +414,15 @@ function createSubscriptions(ledger: Ledger, log?: ChainLog) {
   }
 
   return {
-    attach(socket: WebSocket) {
-      socket.on('message', (data) => onMessage(socket, data.toString()));
-      socket.on('close', () => {
-        for (const sub of [...byId.values()]) if (sub.socket === socket) remove(sub);
-        for (const [, set] of bySignature) for (const sub of set) if (sub.socket === socket) remove(sub);
-      });
+    open(conn: number) {
+      open.add(conn);
     },
-    close() {
+    message: onMessage,
+    close(conn: number) {
+      open.delete(conn);
+      for (const sub of [...byId.values()]) if (sub.conn === conn) remove(sub);
+    },
+    dispose() {
       offSlot();
       offTx();
     },
