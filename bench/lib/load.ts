@@ -55,7 +55,8 @@ export function runLoad(options: LoadOptions): LoadResult {
     `wrk.method = ${luaString(options.method ?? 'GET')}
 ${options.body === undefined ? '' : `wrk.body = ${luaString(options.body)}`}
 ${headers}
-local prefix = ${luaString(`bench-${randomBytes(6).toString('hex')}-`)}
+-- Every run (the warm-up too) gets its own keys: a repeated key would be a replay, not a create.
+local prefix = ${luaString(`bench-${randomBytes(6).toString('hex')}-`)} .. os.getenv('BENCH_RUN') .. '-'
 local counter = 0
 ${
   options.freshIdempotencyKey
@@ -72,7 +73,7 @@ end`
     spawnSync(
       'wrk',
       ['-t1', `-c${options.connections ?? 16}`, `-d${seconds}s`, '--latency', '-s', script, options.url],
-      { encoding: 'utf8' },
+      { encoding: 'utf8', env: { ...process.env, BENCH_RUN: randomBytes(4).toString('hex') } },
     );
   run(1);
   const result = run(options.durationSeconds ?? 8);

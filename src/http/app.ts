@@ -14,7 +14,7 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
-import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import secureJson from 'secure-json-parse';
 import type { Clock } from '../domain/clock.ts';
@@ -287,20 +287,60 @@ function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_METHODS: readonly LogMethod[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 /**
- * Creates a request's child logger only when the request actually logs: most requests log once
- * (or not at all below `info`), and building a child with its bindings and redaction on every
- * request is measurable on the hot path.
+ * A request's logger that builds its pino child only when the request actually logs: most requests
+ * log once (or not at all below `info`), and building a child with its bindings and redaction on
+ * every request is measurable on the hot path. The log methods live on the prototype, so Fastify's
+ * check that the logger has them neither allocates nor builds the child.
  */
+class LazyChildLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+  #child: FastifyBaseLogger | undefined;
+  declare fatal: LogFn;
+  declare error: LogFn;
+  declare warn: LogFn;
+  declare info: LogFn;
+  declare debug: LogFn;
+  declare trace: LogFn;
+  declare silent: LogFn;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  resolve(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings, this.#options);
+    return this.#child;
+  }
+
+  get level() {
+    return this.resolve().level;
+  }
+
+  set level(level: string) {
+    this.resolve().level = level;
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions) {
+    return this.resolve().child(bindings, options);
+  }
+}
+for (const method of LOG_METHODS) {
+  LazyChildLogger.prototype[method] = function (this: LazyChildLogger, ...args: unknown[]) {
+    const child = this.resolve();
+    (child[method] as (...args: unknown[]) => void).apply(child, args);
+  };
+}
+
 function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
-  let child: FastifyBaseLogger | undefined;
-  return new Proxy(logger, {
-    get(_target, property) {
-      child ??= logger.child(bindings, options);
-      const value = Reflect.get(child, property);
-      return typeof value === 'function' ? value.bind(child) : value;
-    },
-  });
+  return new LazyChildLogger(logger, bindings, options);
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 const KEY_BYTES = 32;
@@ -9,8 +9,10 @@ const TAG_BYTES = 16;
  * Seals secrets the service must be able to read back (webhook signing secrets, keeper keys)
  * with AES-256-GCM under the deployment's encryption key, so a database dump alone reveals none.
  */
-export function createSecretBox(key: Buffer) {
-  if (key.length !== KEY_BYTES) throw new RangeError(`the encryption key must be ${KEY_BYTES} bytes`);
+export function createSecretBox(keyBytes: Buffer) {
+  if (keyBytes.length !== KEY_BYTES) throw new RangeError(`the encryption key must be ${KEY_BYTES} bytes`);
+  // A KeyObject is prepared once; a raw Buffer would be copied and checked on every call.
+  const key = createSecretKey(keyBytes);
   return {
     /** Encrypts `plaintext` into `v1.<base64url(iv | tag | ciphertext)>`. */
     seal(plaintext: string): string {

@@ -194,30 +194,34 @@ const isUniqueViolation = (error: unknown, constraint: string) =>
     (error as { constraint?: string; message?: string }).constraint ?? (error as Error).message,
   ).includes(constraint);
 
-const ID_BLOCK = 32;
+const ID_BLOCK = 64;
 
 /**
  * Hands out transfer ids drawn from the table's sequence in blocks, so a create needs no round
- * trip for its id. Ids stay unique across processes; like any sequence, they may have gaps.
+ * trip for its id: the next block is fetched while half of the current one is still left. Ids
+ * stay unique across processes; like any sequence, they may have gaps.
  */
 function createIdAllocator(db: Db) {
   const available: number[] = [];
   let refilling: Promise<void> | undefined;
+  const refill = () => {
+    refilling ??= db
+      .query<{ id: string }>(
+        `SELECT nextval(pg_get_serial_sequence('transfers', 'id')) AS id FROM generate_series(1, $1)`,
+        [ID_BLOCK],
+      )
+      .then(({ rows }) => {
+        available.push(...rows.map((row) => Number(row.id)));
+      })
+      .finally(() => {
+        refilling = undefined;
+      });
+    return refilling;
+  };
   return async function next(): Promise<number> {
-    while (available.length === 0) {
-      refilling ??= db
-        .query<{ id: string }>(
-          `SELECT nextval(pg_get_serial_sequence('transfers', 'id')) AS id FROM generate_series(1, $1)`,
-          [ID_BLOCK],
-        )
-        .then(({ rows }) => {
-          available.push(...rows.map((row) => Number(row.id)));
-        })
-        .finally(() => {
-          refilling = undefined;
-        });
-      await refilling;
-    }
+    while (available.length === 0) await refill();
+    // A failed early refill is retried by the next caller; this one already has its id.
+    if (available.length <= ID_BLOCK / 2) refill().catch(() => {});
     return available.shift()!;
   };
 }

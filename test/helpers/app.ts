@@ -46,7 +46,7 @@ export interface Caller {
 }
 
 export type TestAppOptions = Partial<
-  Pick<AppDeps, 'mints' | 'solCosts' | 'readinessChecks' | 'rateLimitNamespace'>
+  Pick<AppDeps, 'mints' | 'solCosts' | 'readinessChecks' | 'rateLimitNamespace' | 'logger'>
 > & {
   redis?: Redis;
   /** A database shared with another app (as two processes share one); otherwise a fresh one. */
@@ -91,7 +91,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     db,
     store,
     clock,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     redis: options.redis,
     rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}:`,
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),

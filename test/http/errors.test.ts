@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
 import { createPostgresDb, type Db } from '../../src/store/db.ts';
 import { type Caller, createTestApp, idempotencyKey, type TestApp } from '../helpers/app.ts';
 
@@ -157,8 +158,11 @@ describe('malformed requests get the envelope, never a 500', () => {
 });
 
 describe('failures of the service itself', () => {
-  test('an unexpected error is MH_090 and leaks nothing', async () => {
+  test('an unexpected error is MH_090, leaks nothing and is logged under the request id', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const t = await createTestApp({
+      logger,
       mints: { lookupMint: async () => ({ kind: 'mint', decimals: 9 }) },
       solCosts: {
         estimate: async () => {
@@ -175,6 +179,14 @@ describe('failures of the service itself', () => {
       assertEnvelope(response, 500, 'MH_090');
       assert.ok(!response.body.includes('secret'));
       assert.ok(!response.body.includes('postgres://'));
+      const requestId = response.headers['x-request-id'];
+      const failure = lines.find((line) => line.msg === 'request failed');
+      assert.ok(failure, 'the failure is logged');
+      assert.equal(failure.reqId, requestId);
+      assert.match(String((failure.err as { message: string }).message), /secret internal detail/);
+      const summary = lines.find((line) => line.msg === 'request' && line.reqId === requestId);
+      assert.equal(summary?.status, 500);
+      assert.equal(summary?.route, '/api/v1/transfers/estimate');
     } finally {
       await t.close();
     }
