@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { systemClock } from '../src/domain/clock.ts';
-import type { EventType } from '../src/domain/transfer.ts';
+import type { EventType, Transfer } from '../src/domain/transfer.ts';
 import { newWebhookSecret } from '../src/domain/webhook-signature.ts';
 import { createPostgresDb, type Db } from '../src/store/db.ts';
 import { appendTransferEvents } from '../src/store/events.ts';
@@ -238,7 +238,7 @@ async function setUp(db: Db, store: Store, receiver: Receiver, endpoints: number
   });
   if (template.kind !== 'created') throw new Error('could not create the template transfer');
   await db.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE status = 'pending'`);
-  const { rows } = await db.query<{ id: string }>(
+  const { rows } = await db.query<{ id: string; support_bundle_id: string }>(
     `INSERT INTO transfers (integration_id, mode, support_bundle_id, create_fingerprint, token_mint, token_symbol,
        token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
        arrival_seconds, token_price_usd, price_source, usd_equivalent, pricing_tier, percent_fee_bps, percent_fee_raw,
@@ -250,19 +250,20 @@ async function setUp(db: Db, store: Store, receiver: Receiver, endpoints: number
        integrator_percent_share_raw, net_delivered_raw, flat_fee_lamports_per_hop, total_flat_fee_lamports,
        integrator_flat_share_lamports, status, phase, quoted_at, expires_at, created_at, updated_at
        FROM transfers, generate_series(1, $2) AS n WHERE id = $1
-     RETURNING id`,
+     RETURNING id, support_bundle_id`,
     [template.transfer.id, transfers],
   );
-  return { owner, transferIds: rows.map((row) => Number(row.id)) };
+  const clones: Transfer[] = rows.map((row) => ({
+    ...template.transfer,
+    id: Number(row.id),
+    supportBundleId: row.support_bundle_id,
+  }));
+  return { clones };
 }
 
 /** Appends events to one transfer in its own transaction, as a state change would. */
-async function emit(db: Db, store: Store, owner: Owner, transferId: number, types: EventType[]) {
-  const transfer = await store.transfers.get(owner, transferId);
-  await db.transaction(async (tx) => {
-    await tx.query('SELECT 1 FROM transfers WHERE id = $1 FOR UPDATE', [transferId]);
-    await appendTransferEvents(tx, transfer!, types, new Date());
-  });
+async function emit(db: Db, transfer: Transfer, types: EventType[]) {
+  await db.transaction((tx) => appendTransferEvents(tx, transfer, types, new Date()));
 }
 
 /** Loads a backlog (every transfer gets the 4 lifecycle events), then times its delivery. */
@@ -272,15 +273,15 @@ async function backlog(
   receiver: Receiver,
   options: { url: string; key: Buffer; workers: number; endpoints: number; transfers: number },
 ) {
-  const { owner, transferIds } = await setUp(db, store, receiver, options.endpoints, options.transfers);
-  const queue = [...transferIds];
+  const { clones } = await setUp(db, store, receiver, options.endpoints, options.transfers);
+  const queue = [...clones];
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      for (let id = queue.pop(); id !== undefined; id = queue.pop())
-        await emit(db, store, owner, id, LIFECYCLE);
+      for (let transfer = queue.pop(); transfer !== undefined; transfer = queue.pop())
+        await emit(db, transfer, LIFECYCLE);
     }),
   );
-  const deliveries = transferIds.length * LIFECYCLE.length * options.endpoints;
+  const deliveries = clones.length * LIFECYCLE.length * options.endpoints;
   const children = await startWorkers(options.workers, options.url, options.key);
   receiver.reset();
   const started = performance.now();
@@ -299,7 +300,7 @@ async function steady(
   options: { url: string; key: Buffer; workers: number; eventsPerSecond: number; seconds: number },
 ) {
   const total = options.eventsPerSecond * options.seconds;
-  const { owner, transferIds } = await setUp(db, store, receiver, 1, total);
+  const { clones } = await setUp(db, store, receiver, 1, total);
   const children = await startWorkers(options.workers, options.url, options.key);
   for (const child of children) child.send('go');
   receiver.reset();
@@ -310,8 +311,8 @@ async function steady(
   const producing = new Set<Promise<void>>();
   while (next < total) {
     // Each tick starts its events without waiting for the previous ticks' to commit.
-    for (const id of transferIds.slice(next, next + perTick)) {
-      const emitting = emit(db, store, owner, id, ['transfer.processing']).then(() => {
+    for (const transfer of clones.slice(next, next + perTick)) {
+      const emitting = emit(db, transfer, ['transfer.processing']).then(() => {
         producing.delete(emitting);
       });
       producing.add(emitting);

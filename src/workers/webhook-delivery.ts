@@ -48,7 +48,7 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
   const { deliveries, sender, clock, log } = options;
   const batchSize = options.batchSize ?? 100;
   const maxInFlight = options.maxInFlight ?? 500;
-  const perEndpoint = options.perEndpointConcurrency ?? 10;
+  const perEndpoint = options.perEndpointConcurrency ?? 20;
   const perFailingEndpoint = options.perFailingEndpointConcurrency ?? 1;
   const maxEndpoints = options.endpointsPerClaim ?? 50;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
