@@ -3,8 +3,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Runs pgbench with a custom script and returns transactions per second (excluding connection setup). */
-export function pgbench(options: { url: string; script: string; clients: number; seconds: number }): number {
+/**
+ * Runs pgbench with a custom script and returns transactions per second (excluding connection
+ * setup). `mode` is pgbench's query protocol: `simple` (its default), `extended` or `prepared`.
+ */
+export function pgbench(options: {
+  url: string;
+  script: string;
+  clients: number;
+  seconds: number;
+  mode?: 'simple' | 'extended' | 'prepared';
+}): number {
   const file = join(mkdtempSync(join(tmpdir(), 'pgbench-')), 'script.sql');
   writeFileSync(file, options.script);
   const result = spawnSync(
@@ -12,7 +21,7 @@ export function pgbench(options: { url: string; script: string; clients: number;
     [
       '-n',
       '-M',
-      'extended',
+      options.mode ?? 'simple',
       '-c',
       String(options.clients),
       '-j',
