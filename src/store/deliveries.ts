@@ -1,7 +1,7 @@
 import type { EventType } from '../domain/transfer.ts';
 import { RETRY_WINDOW_MS } from '../domain/webhook-retry.ts';
 import type { Db } from './db.ts';
-import { pageTotal } from './paging.ts';
+import { readPage } from './paging.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Owner } from './transfers.ts';
 
@@ -463,16 +463,17 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
       const where = `endpoint_id = $1 AND ($2::boolean IS NULL OR succeeded = $2)
                      AND ($3::text IS NULL OR event_id = $3)`;
       const params = [endpointId, filters.succeeded ?? null, filters.eventId ?? null];
-      const { rows } = await db.query<AttemptRow & { total: string }>(
-        `SELECT *, count(*) OVER () AS total FROM webhook_delivery_attempts WHERE ${where}
-          ORDER BY attempted_at DESC, id DESC LIMIT $4 OFFSET $5`,
-        [...params, page.limit, page.offset],
+      const { rows, total } = await readPage<AttemptRow>(
+        db,
+        {
+          select: '*',
+          from: 'webhook_delivery_attempts',
+          where,
+          orderBy: 'attempted_at DESC, id DESC',
+          params,
+        },
+        page,
       );
-      const total = await pageTotal(db, rows, page.offset, {
-        from: 'webhook_delivery_attempts',
-        where,
-        params,
-      });
       return { items: rows.map(toLoggedAttempt), total };
     },
 
@@ -497,20 +498,22 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
         filters.transferId ?? null,
         filters.deliverySuccess ?? null,
       ];
-      const { rows } = await db.query<{
+      const { rows, total } = await readPage<{
         id: string;
         payload: Record<string, unknown>;
         success: boolean;
-        total: string;
       }>(
-        `SELECT event.id, event.payload, ${successExpression} AS success, count(*) OVER () AS total
-           FROM events event WHERE ${where}
-          ORDER BY event.created_at DESC, event.transfer_id DESC NULLS LAST, event.sequence DESC NULLS LAST,
-                   event.id DESC
-          LIMIT $7 OFFSET $8`,
-        [...params, page.limit, page.offset],
+        db,
+        {
+          select: `event.id, event.payload, ${successExpression} AS success`,
+          from: 'events event',
+          where,
+          orderBy:
+            'event.created_at DESC, event.transfer_id DESC NULLS LAST, event.sequence DESC NULLS LAST, event.id DESC',
+          params,
+        },
+        page,
       );
-      const total = await pageTotal(db, rows, page.offset, { from: 'events event', where, params });
       const deliveries = await deliveriesOf(rows.map((row) => row.id));
       return {
         items: rows.map((row) => ({

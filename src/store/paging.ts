@@ -1,20 +1,36 @@
-import type { Sql } from './db.ts';
+import type { Row, Sql } from './db.ts';
+
+/** A listing's query, split so that its page and its total can be read apart. */
+export interface Listing {
+  select: string;
+  from: string;
+  where: string;
+  orderBy: string;
+  params: readonly unknown[];
+}
 
 /**
- * The exact number of rows a paged query matches. Pages are read with `count(*) OVER ()`, which
- * gives it on every row; a page past the end has no row to carry it, so it is counted apart.
+ * One page of a listing and the exact number of rows its filters match. The page is read with its
+ * LIMIT alone, so an index in the listing's order serves it without touching every match, and the
+ * total is counted by its own statement at the same time. (`count(*) OVER ()` on the page query
+ * would make PostgreSQL read and sort every matching row for every page.)
  */
-export async function pageTotal(
-  sql: Sql,
-  rows: readonly { total: string }[],
-  offset: number,
-  count: { from: string; where: string; params: readonly unknown[] },
-): Promise<number> {
-  if (rows[0]) return Number(rows[0].total);
-  if (offset === 0) return 0;
-  const { rows: counted } = await sql.query<{ total: string }>(
-    `SELECT count(*) AS total FROM ${count.from} WHERE ${count.where}`,
-    count.params,
-  );
-  return Number(counted[0]!.total);
+export async function readPage<R extends Row>(
+  sql: Pick<Sql, 'query'>,
+  listing: Listing,
+  page: { limit: number; offset: number },
+): Promise<{ rows: R[]; total: number }> {
+  const next = listing.params.length;
+  const [paged, counted] = await Promise.all([
+    sql.query<R>(
+      `SELECT ${listing.select} FROM ${listing.from} WHERE ${listing.where}
+        ORDER BY ${listing.orderBy} LIMIT $${next + 1} OFFSET $${next + 2}`,
+      [...listing.params, page.limit, page.offset],
+    ),
+    sql.query<{ total: string }>(
+      `SELECT count(*) AS total FROM ${listing.from} WHERE ${listing.where}`,
+      listing.params,
+    ),
+  ]);
+  return { rows: paged.rows, total: Number(counted.rows[0]!.total) };
 }

@@ -14,7 +14,7 @@ import { createBatcher } from './batcher.ts';
 import type { Db } from './db.ts';
 import { outboxParams, outboxSql } from './events.ts';
 import { createNotifiedCache } from './notified-cache.ts';
-import { pageTotal } from './paging.ts';
+import { readPage } from './paging.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /** The owner of an object: an integration in one mode. Every read and write is scoped by it. */
@@ -461,12 +461,11 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
       if (filters.externalId) add('external_id = ?', filters.externalId);
       if (filters.supportBundleId) add('support_bundle_id = ?', filters.supportBundleId);
       const where = conditions.join(' AND ');
-      const { rows } = await db.query<TransferRow & { total: string }>(
-        `SELECT *, count(*) OVER () AS total FROM transfers WHERE ${where}
-          ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-        [...params, page.limit, page.offset],
+      const { rows, total } = await readPage<TransferRow>(
+        db,
+        { select: '*', from: 'transfers', where, orderBy: 'created_at DESC, id DESC', params },
+        page,
       );
-      const total = await pageTotal(db, rows, page.offset, { from: 'transfers', where, params });
       return { items: rows.map(toTransfer), total };
     },
 
