@@ -15,10 +15,12 @@ import { pgbench } from './lib/pgbench.ts';
  * Compared scenarios and baselines run in interleaved rounds, and each ratio is the median of its
  * per-round ratios, so that a noisy machine skews both sides of a ratio alike.
  *
- *   npm run bench -- api    (BENCH_SECONDS per run, default 6; BENCH_ROUNDS, default 3; needs wrk and pgbench)
+ *   npm run bench -- api    (BENCH_SECONDS per run, default 6; BENCH_ROUNDS, default 3; BENCH_CONNECTIONS
+ *                            per HTTP load, default 16; needs wrk and pgbench)
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString('hex')}`;
 const ENCRYPTION_KEY = randomBytes(32).toString('hex');
 const SOL_MINT = 'So11111111111111111111111111111111111111112';
@@ -71,7 +73,7 @@ interface Measure {
 
 const http = (scenario: LoadOptions): Measure => ({
   name: scenario.name,
-  run: () => runLoad({ durationSeconds: SECONDS, ...scenario }),
+  run: () => runLoad({ durationSeconds: SECONDS, connections: CONNECTIONS, ...scenario }),
 });
 
 const baseline = (name: string, tps: () => number): Measure => ({
@@ -208,7 +210,7 @@ VALUES (${integration.id}, 'test', 'TR-' || :n || '-' || random(), '\\x00', '${S
       freshIdempotencyKey: true,
     },
     { name: 'GET /transfers?limit=50', url: `${inProcess.url}/api/v1/transfers?limit=50`, headers },
-  ].map((scenario) => runLoad({ durationSeconds: SECONDS, ...scenario }));
+  ].map((scenario) => runLoad({ durationSeconds: SECONDS, connections: CONNECTIONS, ...scenario }));
   for (const stop of stops.splice(0)) await stop();
 
   const medianRound = (results: LoadResult[]) =>
