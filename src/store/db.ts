@@ -102,7 +102,8 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
     } catch (error) {
       if (!name || !statements.isStale(error)) throw error;
       // A table changed shape under a prepared statement (a migration of a newer version while
-      // this process runs): the statement runs unnamed from now on.
+      // this process runs): the statement runs unnamed from now on. Inside a transaction the retry
+      // fails too (the transaction is aborted), so that one transaction fails; later ones succeed.
       statements.forget(text);
       result = await client.query<R>({ text, values });
     }
