@@ -166,3 +166,22 @@ export function callerFor(
     delete: (url) => app.inject({ method: 'DELETE', url, headers }),
   };
 }
+
+export const SOL_MINT = 'So11111111111111111111111111111111111111112';
+const SOURCE = 'Vote111111111111111111111111111111111111111';
+const RECIPIENT = 'Stake11111111111111111111111111111111111111';
+
+/** Creates a transfer (a quote, with its `transfer.quote_created` event) through the API. */
+export async function createTransfer(caller: Caller, externalId?: string): Promise<{ id: number }> {
+  const response = await caller.post('/api/v1/transfers', {
+    tokenMint: SOL_MINT,
+    amountRaw: '2000000000',
+    amountTokens: '2',
+    sourceOwner: SOURCE,
+    recipientWallet: RECIPIENT,
+    hops: 3,
+    ...(externalId ? { externalId } : {}),
+  });
+  if (response.statusCode !== 200) throw new Error(`create failed: ${response.body}`);
+  return response.json();
+}

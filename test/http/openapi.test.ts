@@ -4,7 +4,7 @@ import { generateKeyPairSigner } from '@solana/kit';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
-import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
+import { type Caller, createTestApp, createTransfer, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
@@ -158,16 +158,8 @@ describe('the OpenAPI document', () => {
   test('the webhook and event tools answer as documented', async () => {
     const receiver = await startReceiver();
     try {
-      const mint = await createMint(t.chain, { decimals: 6 });
       const endpoint = (await caller.post('/api/v1/webhooks', { url: receiver.url })).json();
-      await caller.post('/api/v1/transfers', {
-        tokenMint: mint,
-        amountRaw: '5000000',
-        amountTokens: '5',
-        sourceOwner: mint,
-        recipientWallet: mint,
-        tokenPriceUsd: 1,
-      });
+      await createTransfer(caller);
       const events = await caller.get('/api/v1/events');
       const eventId = events.json().items[0].id;
       const base = `/api/v1/webhooks/${endpoint.id}`;

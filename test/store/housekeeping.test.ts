@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { createHousekeepingWorker } from '../../src/workers/housekeeping.ts';
-import { createTestApp } from '../helpers/app.ts';
-import { createMint } from '../helpers/chain.ts';
+import { createTestApp, createTransfer } from '../helpers/app.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
 const DAY = 24 * 3600 * 1000;
@@ -14,23 +13,14 @@ test('housekeeping deletes expired idempotency records and old events with their
   try {
     const caller = await t.newCaller('test', { rateLimitMultiplier: 100 });
     await caller.post('/api/v1/webhooks', { url: receiver.url });
-    const mint = await createMint(t.chain, { decimals: 6 });
-    const body = {
-      tokenMint: mint,
-      amountRaw: '5000000',
-      amountTokens: '5',
-      sourceOwner: mint,
-      recipientWallet: mint,
-      tokenPriceUsd: 1,
-    };
-    const old = (await caller.post('/api/v1/transfers', body)).json();
+    const old = await createTransfer(caller);
     await t.database.db.query(`UPDATE webhook_deliveries SET status = 'succeeded'`);
     await t.database.db.query(
       `INSERT INTO webhook_delivery_attempts (endpoint_id, delivery_id, event_id, event_type, trigger, attempt, attempted_at, succeeded, status_code, duration_ms)
        SELECT endpoint_id, id, event_id, 'transfer.quote_created', 'event', 1, created_at, true, 200, 3 FROM webhook_deliveries`,
     );
     t.clock.advance(31 * DAY);
-    const recent = (await caller.post('/api/v1/transfers', body)).json();
+    const recent = await createTransfer(caller);
 
     const worker = createHousekeepingWorker({
       retention: t.store.retention,

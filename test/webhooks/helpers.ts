@@ -8,7 +8,9 @@ import {
   createWebhookDeliveryWorker,
   type WebhookDeliveryWorkerOptions,
 } from '../../src/workers/webhook-delivery.ts';
-import { type Caller, callerFor, type TestApp } from '../helpers/app.ts';
+import { type Caller, callerFor, createTransfer, type TestApp } from '../helpers/app.ts';
+
+export { createTransfer, SOL_MINT } from '../helpers/app.ts';
 
 export const silentLog = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -131,25 +133,6 @@ export function workerFor(t: TestApp, options: Partial<WebhookDeliveryWorkerOpti
       return closed;
     },
   };
-}
-
-export const SOL_MINT = 'So11111111111111111111111111111111111111112';
-const SOURCE = 'Vote111111111111111111111111111111111111111';
-const RECIPIENT = 'Stake11111111111111111111111111111111111111';
-
-/** Creates a transfer (a quote, with its `transfer.quote_created` event) through the API. */
-export async function createTransfer(caller: Caller, externalId?: string): Promise<{ id: number }> {
-  const response = await caller.post('/api/v1/transfers', {
-    tokenMint: SOL_MINT,
-    amountRaw: '2000000000',
-    amountTokens: '2',
-    sourceOwner: SOURCE,
-    recipientWallet: RECIPIENT,
-    hops: 3,
-    ...(externalId ? { externalId } : {}),
-  });
-  if (response.statusCode !== 200) throw new Error(`create failed: ${response.body}`);
-  return response.json();
 }
 
 /**
