@@ -635,13 +635,18 @@ describe('transport', () => {
       while (messages.length < count) await once(socket, 'message');
     };
     socket.send('{oops');
+    // Valid JSON that is not a request object is refused, and the endpoint keeps serving.
+    socket.send('null');
+    socket.send('5');
     socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'signatureSubscribe', params: [landed] }));
     socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'slotUnsubscribe', params: [987654] }));
-    await received(4);
+    await received(6);
     socket.close();
-    const subscription = (messages[1] as { result: number }).result;
+    const subscription = (messages[3] as { result: number }).result;
     assert.deepEqual(messages, [
       { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null },
+      { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid request' }, id: null },
+      { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid request' }, id: null },
       { jsonrpc: '2.0', result: subscription, id: 1 },
       {
         jsonrpc: '2.0',

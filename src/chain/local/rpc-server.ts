@@ -148,7 +148,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     }
     if (!Array.isArray(request)) {
       const single = answer(request);
-      if (single instanceof Promise) single.then((out) => reply(id, out));
+      if (single instanceof Promise) single.then((out) => reply(id, out), (error) => failed(id, error));
       else reply(id, single);
       return;
     }
@@ -162,8 +162,15 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         id,
         all.filter((a) => a !== undefined),
       );
-    if (answers.some((a) => a instanceof Promise)) Promise.all(answers).then(settle);
+    if (answers.some((a) => a instanceof Promise))
+      Promise.all(answers).then(settle, (error) => failed(id, error));
     else settle(answers);
+  }
+
+  // Handlers answer their own errors; this is for a failure outside them (an unserialisable
+  // answer, a bug), which must still answer the request and never end the thread.
+  function failed(id: number, error: unknown) {
+    enqueue(REPLY, id, 500, JSON.stringify(internalError(null, error)));
   }
 
   const subscriptions = createSubscriptions(ledger, (conn, text) => enqueue(WS_SEND, conn, text), log);
@@ -179,12 +186,16 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         try {
           handleBody(id, events[i + 2] as string);
         } catch (error) {
-          enqueue(REPLY, id, 500, JSON.stringify(internalError(null, error)));
+          failed(id, error);
         }
         if (outbox.length > 0 && performance.now() - flushedAt > FLUSH_AFTER_MS) flush();
         i += 3;
       } else if (op === WS_MESSAGE) {
-        subscriptions.message(events[i + 1] as number, events[i + 2] as string);
+        try {
+          subscriptions.message(events[i + 1] as number, events[i + 2] as string);
+        } catch (error) {
+          log?.error({ err: error }, 'local chain subscription message failed');
+        }
         i += 3;
       } else {
         if (op === WS_OPEN) subscriptions.open(events[i + 1] as number);
@@ -385,6 +396,10 @@ function createSubscriptions(ledger: Ledger, send: (conn: number, text: string) 
       request = JSON.parse(text);
     } catch {
       send(conn, JSON.stringify(errorBody(null, -32700, 'Parse error')));
+      return;
+    }
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+      send(conn, JSON.stringify(errorBody(null, -32600, 'Invalid request')));
       return;
     }
     const { id, method } = request;
