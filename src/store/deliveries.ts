@@ -260,6 +260,8 @@ WITH result AS (
   SELECT endpoint_id, delivery_id, event_id, event_type, trigger, attempt, attempted_at, succeeded, status_code,
          duration_ms, error
     FROM result
+   -- A delivery deleted meanwhile (its endpoint or event is gone) has nothing left to log against.
+   WHERE EXISTS (SELECT 1 FROM webhook_deliveries delivery WHERE delivery.id = result.delivery_id)
 ), per_endpoint AS (
   SELECT endpoint_id,
          bool_or(succeeded) AS any_success,

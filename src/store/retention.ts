@@ -17,11 +17,22 @@ export function createRetentionStore(db: Db) {
       return rowCount;
     },
 
-    /** Deletes events created before `before`, with their deliveries and attempts; returns how many events. */
+    /**
+     * Deletes events created before `before`, with their deliveries and attempts; returns how many
+     * events. An event with a delivery still pending to an active endpoint (resent or re-armed near
+     * the end of the window) is kept until that delivery ends, so that no worker is left holding a
+     * delivery that no longer exists.
+     */
     async deleteEvents(before: Date, limit: number) {
       const { rows } = await db.query<{ deleted: string }>(
         `WITH old AS (
-           SELECT id FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2
+           SELECT id FROM events event
+            WHERE created_at < $1
+              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries pending
+                                JOIN webhook_endpoints endpoint ON endpoint.id = pending.endpoint_id
+                               WHERE pending.event_id = event.id AND pending.status = 'pending'
+                                 AND endpoint.is_active AND endpoint.deleted_at IS NULL)
+            ORDER BY created_at LIMIT $2
          ), old_deliveries AS (
            SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT id FROM old)
          ), attempts AS (

@@ -54,3 +54,41 @@ test('housekeeping deletes expired idempotency records and old events with their
     await t.close();
   }
 });
+
+test('an old event still being delivered to an active endpoint is kept until its delivery ends', async () => {
+  const t = await createTestApp();
+  const receiver = await startReceiver();
+  try {
+    const caller = await t.newCaller('test', { rateLimitMultiplier: 100 });
+    const active = (await caller.post('/api/v1/webhooks', { url: receiver.url })).json();
+    const removed = (await caller.post('/api/v1/webhooks', { url: `${receiver.url}?removed` })).json();
+    const transfer = await createTransfer(caller);
+    assert.equal((await caller.delete(`/api/v1/webhooks/${removed.id}`)).statusCode, 200);
+    t.clock.advance(31 * DAY);
+    const worker = createHousekeepingWorker({
+      retention: t.store.retention,
+      clock: t.clock,
+      log: pino({ level: 'silent' }),
+      idempotencyTtlMs: DAY,
+      eventRetentionMs: 30 * DAY,
+      batchSize: 10,
+    });
+    const events = async () =>
+      (
+        await t.database.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM events WHERE transfer_id = ${transfer.id}`,
+        )
+      ).rows[0]!.n;
+    // Pending to the active endpoint (a pending delivery to the deleted one holds nothing back).
+    assert.equal((await worker.runOnce()).events, 0);
+    assert.equal(await events(), 1);
+    await t.database.db.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE endpoint_id = $1`, [
+      active.id,
+    ]);
+    assert.equal((await worker.runOnce()).events, 1);
+    assert.equal(await events(), 0);
+  } finally {
+    await receiver.close();
+    await t.close();
+  }
+});
