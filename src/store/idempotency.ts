@@ -69,6 +69,18 @@ export function createIdempotencyStore(
    * claim it; any later one finds it in progress, as it would a moment later.
    */
   async function claimBatch(inputs: ClaimInput[]): Promise<ClaimResult[]> {
+    const claimedHere: ClaimInput[] = [];
+    try {
+      return await claimEach(inputs, claimedHere);
+    } catch (error) {
+      // The batch fails as a whole (and its requests are retried one by one), so the keys it had
+      // already claimed are let go: kept, each retry would find its own key in progress.
+      await releaseAll(claimedHere).catch(() => {});
+      throw error;
+    }
+  }
+
+  async function claimEach(inputs: ClaimInput[], claimedHere: ClaimInput[]): Promise<ClaimResult[]> {
     const results: (ClaimResult | null)[] = inputs.map(() => null);
     for (let attempt = 0; attempt < 3 && results.includes(null); attempt++) {
       const open = inputs
@@ -108,6 +120,7 @@ export function createIdempotencyStore(
       for (const entry of open) {
         if (claimed.has(id(entry.input)) && leaders.get(id(entry.input)) === entry.input) {
           results[entry.index] = { kind: 'claimed' };
+          claimedHere.push(entry.input);
         } else others.push(entry);
       }
       if (others.length === 0) break;
@@ -138,6 +151,15 @@ export function createIdempotencyStore(
     return inputs.map(() => undefined);
   }
 
+  async function releaseAll(inputs: readonly { scope: string; key: string }[]) {
+    if (inputs.length === 0) return;
+    await db.query(
+      `DELETE FROM idempotency_keys AS k USING unnest($1::text[], $2::text[]) AS r(scope, key)
+        WHERE k.scope = r.scope AND k.key = r.key AND k.state = 'in_progress'`,
+      [inputs.map((input) => input.scope), inputs.map((input) => input.key)],
+    );
+  }
+
   // Claims and completions of concurrent requests share statements (see createBatcher).
   const claim = createBatcher({ maxBatch: 128, run: claimBatch });
   const complete = createBatcher({ maxBatch: 128, run: completeBatch });
@@ -152,12 +174,7 @@ export function createIdempotencyStore(
     },
 
     /** Releases a claim whose request produced nothing worth replaying, so a retry can run. */
-    async release(input: { scope: string; key: string }) {
-      await db.query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND state = 'in_progress'`, [
-        input.scope,
-        input.key,
-      ]);
-    },
+    release: (input: { scope: string; key: string }) => releaseAll([input]),
   };
 }
 
