@@ -40,3 +40,20 @@ test('a failing batch is retried call by call, so only the bad input fails', asy
   );
   assert.deepEqual(seen, [[12, 13, 14], [12], [13], [14]]);
 });
+
+test('when the database is unreachable a batch fails at once, without a retry per call', async () => {
+  let runs = 0;
+  const write = createBatcher<number, number>({
+    maxBatch: 10,
+    run: async () => {
+      runs++;
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    },
+  });
+  const results = await Promise.allSettled([1, 2, 3].map(write));
+  assert.deepEqual(
+    results.map((result) => result.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
+  assert.equal(runs, 1);
+});

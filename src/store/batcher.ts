@@ -1,8 +1,11 @@
+import { isDatabaseUnavailable } from './db.ts';
+
 /**
  * Gathers the calls made within one turn of the event loop and runs them as one batch, so that
  * many concurrent requests share one statement (one round trip, one commit) instead of paying for
  * one each. Each caller gets its own result. When a batch fails, its calls are retried one by one,
- * so one bad input (say, a unique violation) fails only its own caller.
+ * so one bad input (say, a unique violation) fails only its own caller; when the database is
+ * unreachable, they all fail at once.
  */
 export function createBatcher<I, O>(options: { maxBatch: number; run: (inputs: I[]) => Promise<O[]> }) {
   type Pending = { input: I; resolve: (output: O) => void; reject: (error: unknown) => void };
@@ -16,7 +19,12 @@ export function createBatcher<I, O>(options: { maxBatch: number; run: (inputs: I
         pending.resolve(outputs[index]!);
       });
     } catch (error) {
-      if (batch.length === 1) return batch[0]!.reject(error);
+      // One by one only when one input may be at fault: while the database is unreachable, that
+      // would multiply the statements sent to it.
+      if (batch.length === 1 || isDatabaseUnavailable(error)) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
       for (const pending of batch) void settle([pending]);
     }
   };
