@@ -15,6 +15,39 @@ export type ClaimResult =
   | { kind: 'in_progress' }
   | { kind: 'completed'; response: StoredResponse };
 
+/** A claimed key's response to record. */
+export interface Completion {
+  scope: string;
+  key: string;
+  response: StoredResponse;
+  now: Date;
+}
+
+/**
+ * The statement recording responses of claimed keys (usable as a CTE of a caller's own statement,
+ * so a change and the record of having answered it commit together). Its five parameters start at
+ * `$first`; {@link completionParams} builds them.
+ */
+export function completionSql(first: number) {
+  const p = (n: number) => `$${first + n}`;
+  return `UPDATE idempotency_keys AS k
+     SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = c.now
+    FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::int[], ${p(3)}::text[], ${p(4)}::timestamptz[])
+         AS c(scope, key, status, body, now)
+   WHERE k.scope = c.scope AND k.key = c.key AND k.state = 'in_progress'`;
+}
+
+/** The parameters of {@link completionSql}; responses are sealed (some carry secrets shown once). */
+export function completionParams(secrets: SecretBox, completions: readonly Completion[]) {
+  return [
+    completions.map((completion) => completion.scope),
+    completions.map((completion) => completion.key),
+    completions.map((completion) => completion.response.status),
+    completions.map((completion) => secrets.seal(completion.response.body)),
+    completions.map((completion) => completion.now),
+  ];
+}
+
 type IdempotencyRow = {
   request_hash: Buffer | Uint8Array;
   state: 'in_progress' | 'completed';
@@ -132,22 +165,8 @@ export function createIdempotencyStore(
     return results.map((result) => result ?? { kind: 'in_progress' });
   }
 
-  async function completeBatch(
-    inputs: { scope: string; key: string; response: StoredResponse; now: Date }[],
-  ) {
-    await db.query(
-      `UPDATE idempotency_keys AS k
-          SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = c.now
-         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[]) AS c(scope, key, status, body, now)
-        WHERE k.scope = c.scope AND k.key = c.key AND k.state = 'in_progress'`,
-      [
-        inputs.map((input) => input.scope),
-        inputs.map((input) => input.key),
-        inputs.map((input) => input.response.status),
-        inputs.map((input) => options.secrets.seal(input.response.body)),
-        inputs.map((input) => input.now),
-      ],
-    );
+  async function completeBatch(inputs: Completion[]) {
+    await db.query(completionSql(1), completionParams(options.secrets, inputs));
     return inputs.map(() => undefined);
   }
 
@@ -169,7 +188,7 @@ export function createIdempotencyStore(
     claim: (input: ClaimInput): Promise<ClaimResult> => claim(input),
 
     /** Stores the response of a claimed key. */
-    complete: async (input: { scope: string; key: string; response: StoredResponse; now: Date }) => {
+    complete: async (input: Completion) => {
       await complete(input);
     },
 

@@ -13,6 +13,7 @@ import {
 import { createBatcher } from './batcher.ts';
 import type { Db } from './db.ts';
 import { outboxParams, outboxSql } from './events.ts';
+import { completionParams, completionSql } from './idempotency.ts';
 import { createNotifiedCache } from './notified-cache.ts';
 import { readPage } from './paging.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -284,20 +285,21 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
       transfers.map((transfer, index) => pick(transfer, items[index]!.quote));
     // Idempotent creates store their response in the same statement: the quote and the record of
     // having answered it commit together.
-    const completions = items.flatMap(({ completion }, index) => {
-      if (!completion) return [];
-      const response = completion.responseFor(transfers[index]!);
-      return [{ ...completion, ...response, body: options.secrets.seal(response.body) }];
-    });
+    const completions = items.flatMap(({ completion }, index) =>
+      completion
+        ? [
+            {
+              scope: completion.scope,
+              key: completion.key,
+              now: completion.now,
+              response: completion.responseFor(transfers[index]!),
+            },
+          ]
+        : [],
+    );
     const outbox = outboxSql(30);
     await db.query(
-      `WITH completed AS (
-         UPDATE idempotency_keys AS k
-            SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = c.now
-           FROM unnest($40::text[], $41::text[], $42::int[], $43::text[], $44::timestamptz[])
-                AS c(scope, key, status, body, now)
-          WHERE k.scope = c.scope AND k.key = c.key AND k.state = 'in_progress'
-       ), transfer AS (
+      `WITH completed AS (${completionSql(40)}), transfer AS (
          INSERT INTO transfers (
            id, integration_id, mode, external_id, support_bundle_id, create_fingerprint, token_mint, token_symbol,
            token_decimals, amount_raw, amount_tokens, source_owner, recipient_wallet, funding_strategy, hops,
@@ -363,11 +365,7 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
             now: transfer.quotedAt,
           })),
         ),
-        completions.map((completion) => completion.scope),
-        completions.map((completion) => completion.key),
-        completions.map((completion) => completion.status),
-        completions.map((completion) => completion.body),
-        completions.map((completion) => completion.now),
+        ...completionParams(options.secrets, completions),
       ],
     );
     return transfers;
