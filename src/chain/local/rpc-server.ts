@@ -148,7 +148,11 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     }
     if (!Array.isArray(request)) {
       const single = answer(request);
-      if (single instanceof Promise) single.then((out) => reply(id, out), (error) => failed(id, error));
+      if (single instanceof Promise)
+        single.then(
+          (out) => reply(id, out),
+          (error) => failed(id, error),
+        );
       else reply(id, single);
       return;
     }
