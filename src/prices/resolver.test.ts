@@ -81,7 +81,8 @@ describe('resolver from configuration, against local provider servers', () => {
     sources: ['coingecko', 'jupiter', 'fixed'],
     coingecko: { baseUrl: coingecko.url, apiKey: 'cg' },
     jupiter: { baseUrl: jupiter.url, apiKey: 'jup' },
-    timeoutMs: 100,
+    // Ample for a local answer on a busy machine; a hanging provider costs a test this long.
+    timeoutMs: 1_000,
     ...extra,
   });
   const solFromCoinGecko = (usd: number, updatedAt = NOW_SECONDS - 20) =>
