@@ -113,8 +113,9 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
   registerJsonParser(app);
 
   // While shutting down, a request that still arrives on a kept-alive connection is refused with
-  // MH_091, and connections are closed as soon as their in-flight answer is sent, so the server
-  // stops without waiting for idle clients to hang up.
+  // MH_091, answers still in flight tell their clients not to reuse the connection, and
+  // connections are closed as soon as their answer is sent, so the server stops without waiting
+  // for idle clients to hang up.
   let closing = false;
   let closeIdle: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
@@ -131,6 +132,10 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
         headers: { 'retry-after': '5' },
       }),
     );
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.addHook('onClose', async () => clearInterval(closeIdle));
 

@@ -169,6 +169,11 @@ describe('two service processes on one PostgreSQL', () => {
     const exit = second.stop('SIGTERM');
     const response = await inFlight;
     assert.equal(response.status, 200);
+    assert.equal(
+      response.headers.get('connection'),
+      'close',
+      'the client is told not to reuse the connection',
+    );
     assert.equal(await exit, 0);
     assert.ok(second.logs.some((line) => line.includes('"msg":"stopped"')));
     await assert.rejects(fetch(`${second.url}/healthz`));
