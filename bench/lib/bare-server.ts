@@ -57,8 +57,8 @@ const handlers = async (bare: FastifyInstance) => {
   await bare.register(getTransferRoutes, { transfers: store.transfers });
 };
 await app.register(handlers, { prefix: '/bare' });
-// The same handlers, each request handled on the event loop's next turn: the scheduling the
-// service gets from its rate limiter (src/http/rate-limit-stores.ts), without any middleware.
+// The same handlers, each request handled on the event loop's next turn: close to the scheduling
+// the service gets from its rate limiter (src/http/rate-limit-stores.ts), without any middleware.
 await app.register(
   async (nextTurn) => {
     nextTurn.addHook('onRequest', (_request, _reply, done) => setImmediate(done));

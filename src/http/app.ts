@@ -126,7 +126,6 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (!closing) return done();
-    reply.header('connection', 'close');
     done(
       new AppError('MH_091', 'The service is restarting. Retry in a few seconds.', {
         headers: { 'retry-after': '5' },
