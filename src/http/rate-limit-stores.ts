@@ -106,9 +106,9 @@ interface KeyState {
  * turn of the event loop travel as a single INCRBY, and a key busy enough to matter (over about
  * 20 requests per second in this process) also reserves the positions its next 50 ms of traffic
  * will need, so most of its requests are answered without waiting for Redis. Every request still
- * gets a position of its own in the window, so no more than the limit is ever admitted; the
- * inexactness is that positions a process reserved and did not use (at most 1% of the limit per
- * process and key) count as used until the window ends.
+ * gets a position of its own in the window, so no more than the limit is admitted (short of Redis
+ * losing the counter mid-window); the inexactness is that positions a process reserved and did not
+ * use (at most 1% of the limit per process and key) count as used until the window ends.
  */
 export function createRedisStore(redis: Redis, namespace: string): FastifyRateLimitStoreCtor {
   if (!('trIncrementWindow' in redis)) {
