@@ -2,10 +2,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { createHousekeepingWorker } from '../../src/workers/housekeeping.ts';
-import { createTestApp, createTransfer } from '../helpers/app.ts';
+import { createTestApp, createTransfer, type TestApp } from '../helpers/app.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
 const DAY = 24 * 3600 * 1000;
+
+/** The worker keeping idempotency records a day and events 30 days, deleting `batchSize` rows at a time. */
+const housekeeping = (t: TestApp, batchSize: number) =>
+  createHousekeepingWorker({
+    retention: t.store.retention,
+    clock: t.clock,
+    log: pino({ level: 'silent' }),
+    idempotencyTtlMs: DAY,
+    eventRetentionMs: 30 * DAY,
+    batchSize,
+  });
 
 test('housekeeping deletes expired idempotency records and old events with their deliveries, and keeps the rest', async () => {
   const t = await createTestApp();
@@ -22,14 +33,7 @@ test('housekeeping deletes expired idempotency records and old events with their
     t.clock.advance(31 * DAY);
     const recent = await createTransfer(caller);
 
-    const worker = createHousekeepingWorker({
-      retention: t.store.retention,
-      clock: t.clock,
-      log: pino({ level: 'silent' }),
-      idempotencyTtlMs: DAY,
-      eventRetentionMs: 30 * DAY,
-      batchSize: 1,
-    });
+    const worker = housekeeping(t, 1);
     const deleted = await worker.runOnce();
     assert.equal(deleted.events, 1);
     assert.ok(deleted.idempotencyRecords >= 2, 'the old create and the endpoint registration');
@@ -65,14 +69,7 @@ test('an old event still being delivered to an active endpoint is kept until its
     const transfer = await createTransfer(caller);
     assert.equal((await caller.delete(`/api/v1/webhooks/${removed.id}`)).statusCode, 200);
     t.clock.advance(31 * DAY);
-    const worker = createHousekeepingWorker({
-      retention: t.store.retention,
-      clock: t.clock,
-      log: pino({ level: 'silent' }),
-      idempotencyTtlMs: DAY,
-      eventRetentionMs: 30 * DAY,
-      batchSize: 10,
-    });
+    const worker = housekeeping(t, 10);
     const events = async () =>
       (
         await t.database.db.query<{ n: number }>(
