@@ -191,6 +191,7 @@ type Listener = { onNotify: (payload: string) => void; onLost: (() => void) | un
 function createNotificationConnection(config: pg.ClientConfig) {
   let current: Promise<pg.Client> | undefined;
   const channels = new Map<string, Set<Listener>>();
+  const listening = new WeakMap<Set<Listener>, Promise<unknown>>();
 
   const open = () => {
     const client = new pg.Client(config);
@@ -226,7 +227,15 @@ function createNotificationConnection(config: pg.ClientConfig) {
       if (!listeners) {
         listeners = new Set();
         channels.set(channel, listeners);
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        listening.set(listeners, client.query(`LISTEN ${pg.escapeIdentifier(channel)}`));
+      }
+      // A second subscriber waits for the first one's LISTEN; if it fails, neither is subscribed
+      // and the channel is left for the next subscriber to LISTEN again.
+      try {
+        await listening.get(listeners);
+      } catch (error) {
+        if (channels.get(channel) === listeners && listeners.size === 0) channels.delete(channel);
+        throw error;
       }
       listeners.add(listener);
       const subscribed = listeners;

@@ -485,19 +485,20 @@ export function createTransferStore(db: Db, options: { cacheMs?: number; secrets
             [now, batchSize, types.length],
           );
           if (rows.length === 0) return [];
+          const expired = rows.map(toTransfer);
           const outbox = outboxSql(1);
           await tx.query(
             `WITH ${outbox.ctes} ${outbox.select}`,
             outboxParams(
-              rows.map((row) => ({
-                transfer: toTransfer(row),
+              rows.map((row, index) => ({
+                transfer: expired[index]!,
                 types,
                 firstSequence: row.event_sequence - types.length + 1,
                 now,
               })),
             ),
           );
-          return rows.map(toTransfer);
+          return expired;
         })
         .then((expired) => {
           // This process reads its own changes at once; others are told by the database.
