@@ -80,6 +80,42 @@ async function callError(method: string, params: unknown[] = []): Promise<unknow
 
 const slotNow = () => local.ledger.slot();
 
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Writes raw HTTP on one connection and reads every answer until the server closes it. */
+async function exchange(raw: string, { halfClose = false } = {}): Promise<RawAnswer[]> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  if (halfClose) socket.end(raw);
+  else socket.write(raw);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await once(socket, 'close');
+  let text = Buffer.concat(chunks).toString('latin1');
+  const answers: RawAnswer[] = [];
+  while (text.length > 0) {
+    const headEnd = text.indexOf('\r\n\r\n');
+    const [statusLine = '', ...lines] = text.slice(0, headEnd).split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((line) => [
+        line.slice(0, line.indexOf(':')).toLowerCase(),
+        line.slice(line.indexOf(':') + 1).trim(),
+      ]),
+    );
+    const length = Number(headers['content-length'] ?? 0);
+    answers.push({
+      status: Number(statusLine.split(' ')[1]),
+      headers,
+      body: text.slice(headEnd + 4, headEnd + 4 + length),
+    });
+    text = text.slice(headEnd + 4 + length);
+  }
+  return answers;
+}
+
 function mintData(decimals: number, supply: bigint): string {
   const data = Buffer.alloc(82);
   data.writeBigUInt64LE(supply, 36);
@@ -594,6 +630,60 @@ describe('transport', () => {
     assert.deepEqual(
       answers,
       [1, 2, 3].map((id) => `{"jsonrpc":"2.0","result":"ok","id":${id}}`),
+    );
+  });
+
+  test('chunked bodies, other methods and HTTP/1.0 are served on the same connections, in order', async () => {
+    const rpc = (id: number, method: string) => JSON.stringify({ jsonrpc: '2.0', id, method });
+    const plain = (body: string) =>
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const chunked = rpc(2, 'getSlot');
+    const answers = await exchange(
+      [
+        plain(rpc(1, 'getHealth')),
+        // A chunked body, then a GET and a POST after it on the same connection.
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n${chunked.slice(0, 5)}\r\n${(chunked.length - 5).toString(16)}\r\n${chunked.slice(5)}\r\n0\r\n\r\n`,
+        'GET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+        `POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${rpc(3, 'getHealth').length}\r\n\r\n${rpc(3, 'getHealth')}`,
+      ].join(''),
+    );
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.body]),
+      [
+        [200, '{"jsonrpc":"2.0","result":"ok","id":1}'],
+        [200, `{"jsonrpc":"2.0","result":${slotNow()},"id":2}`],
+        [200, 'ok'],
+        [200, '{"jsonrpc":"2.0","result":"ok","id":3}'],
+      ],
+    );
+    assert.equal(answers[0]?.headers['content-type'], 'application/json');
+    assert.equal(answers[0]?.headers['access-control-allow-origin'], '*');
+    assert.equal(answers[3]?.headers.connection, 'close');
+
+    // HTTP/1.0 closes after its answer unless asked to keep the connection.
+    const [old] = await exchange(`POST / HTTP/1.0\r\nContent-Length: 45\r\n\r\n${rpc(4, 'getHealth')}`);
+    assert.deepEqual([old?.status, old?.body], [200, '{"jsonrpc":"2.0","result":"ok","id":4}']);
+    // A client that ends its side right after its requests still gets every answer.
+    const ended = await exchange(plain(rpc(6, 'getHealth')).repeat(2), { halfClose: true });
+    assert.deepEqual(
+      ended.map((a) => a.body),
+      ['{"jsonrpc":"2.0","result":"ok","id":6}', '{"jsonrpc":"2.0","result":"ok","id":6}'],
+    );
+    // A body sent only after "100 Continue".
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    const body = rpc(5, 'getHealth');
+    socket.write(
+      `POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    await once(socket, 'data');
+    assert.equal(Buffer.concat(received).toString(), 'HTTP/1.1 100 Continue\r\n\r\n');
+    socket.write(body);
+    await once(socket, 'close');
+    assert.match(
+      Buffer.concat(received).toString(),
+      /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{"jsonrpc":"2\.0","result":"ok","id":5\}$/,
     );
   });
 

@@ -7,10 +7,11 @@
 // The threads exchange flat arrays of numbers and strings (`[op, id, text, op, id, text, …]`): one
 // message per event-loop turn in each direction, and flat arrays of primitives are the cheapest
 // thing to copy between threads.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
 import { isMainThread, type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { type Respond, RpcHttpServer } from './rpc-http.ts';
 
 /** What the transport thread needs to start. */
 export interface TransportConfig {
@@ -45,7 +46,7 @@ export interface TransportClose {
   kind: 'close';
 }
 
-const JSON_HEADERS = ['Content-Type', 'application/json', 'Access-Control-Allow-Origin', '*'];
+const EMPTY_HEADERS = ['Access-Control-Allow-Origin', '*'];
 const CORS_PREFLIGHT_HEADERS = [
   'Access-Control-Allow-Origin',
   '*',
@@ -56,6 +57,7 @@ const CORS_PREFLIGHT_HEADERS = [
   'Access-Control-Max-Age',
   '86400',
 ];
+const KEEP_ALIVE_MS = 60_000;
 const TOO_LARGE = JSON.stringify({
   jsonrpc: '2.0',
   error: { code: -32600, message: 'Request body too large' },
@@ -77,7 +79,7 @@ function send(res: ServerResponse, status: number, body: string, contentType = '
 
 /** Serves HTTP and WebSocket for the chain thread at the other end of `port`. */
 export async function runTransport(port: MessagePort, config: TransportConfig): Promise<void> {
-  const pending = new Map<number, ServerResponse>();
+  const pending = new Map<number, Respond>();
   const sockets = new Map<number, WebSocket>();
   let nextRequest = 0;
   let nextConnection = 0;
@@ -107,15 +109,10 @@ export async function runTransport(port: MessagePort, config: TransportConfig): 
         const status = out[i + 2] as number;
         const body = out[i + 3] as string;
         i += 4;
-        const res = pending.get(id);
-        if (!res) continue;
+        const respond = pending.get(id);
+        if (!respond) continue;
         pending.delete(id);
-        if (body === '') {
-          res.writeHead(status, JSON_HEADERS);
-          res.end();
-        } else {
-          send(res, status, body);
-        }
+        respond(status, body);
       } else {
         const socket = sockets.get(out[i + 1] as number);
         if (socket?.readyState === 1) socket.send(out[i + 2] as string);
@@ -124,6 +121,14 @@ export async function runTransport(port: MessagePort, config: TransportConfig): 
     }
   }
 
+  function answerBody(body: string, respond: Respond) {
+    const id = ++nextRequest;
+    pending.set(id, respond);
+    enqueue(REQUEST, id, body);
+  }
+
+  // The requests the hot path of rpc-http.ts hands over: bodies it does not read itself, CORS
+  // preflights, health checks and the rest.
   function onRequest(req: IncomingMessage, res: ServerResponse) {
     if (req.method === 'POST') {
       const chunks: Buffer[] = [];
@@ -138,9 +143,14 @@ export async function runTransport(port: MessagePort, config: TransportConfig): 
           return;
         }
         const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        const id = ++nextRequest;
-        pending.set(id, res);
-        enqueue(REQUEST, id, body.toString('utf8'));
+        answerBody(body.toString('utf8'), (status, answer) => {
+          if (answer !== '') {
+            send(res, status, answer);
+            return;
+          }
+          res.writeHead(status, EMPTY_HEADERS);
+          res.end();
+        });
       });
       return;
     }
@@ -170,15 +180,21 @@ export async function runTransport(port: MessagePort, config: TransportConfig): 
     // A protocol error closes the socket (and 'close' follows); it must not end the thread.
     socket.on('error', () => {});
   });
-  const upgrade = (server: Server) =>
+  const upgrade = (server: HttpServer) =>
     server.on('upgrade', (req, socket, head) =>
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
     );
 
   const servers: Server[] = [];
   try {
-    const http = createServer({ keepAliveTimeout: 60_000 }, onRequest);
-    upgrade(http);
+    const fallback = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, onRequest);
+    upgrade(fallback);
+    const http = new RpcHttpServer({
+      fallback,
+      maxBodyBytes: config.maxBodyBytes,
+      keepAliveMs: KEEP_ALIVE_MS,
+      onBody: answerBody,
+    });
     servers.push(http);
     const httpPort = await listen(http, config.host, config.port);
     let wsPort = httpPort;
@@ -227,7 +243,7 @@ function closeServer(server: Server): Promise<void> {
       return;
     }
     server.close(() => resolve());
-    server.closeAllConnections();
+    if (server instanceof HttpServer || server instanceof RpcHttpServer) server.closeAllConnections();
   });
 }
 
