@@ -663,6 +663,9 @@ describe('transport', () => {
     // HTTP/1.0 closes after its answer unless asked to keep the connection.
     const [old] = await exchange(`POST / HTTP/1.0\r\nContent-Length: 45\r\n\r\n${rpc(4, 'getHealth')}`);
     assert.deepEqual([old?.status, old?.body], [200, '{"jsonrpc":"2.0","result":"ok","id":4}']);
+    // A head with bare line feeds is refused rather than waited on.
+    const [bare] = await exchange(`POST / HTTP/1.1\nHost: x\nContent-Length: 45\n\n${rpc(7, 'getHealth')}`);
+    assert.equal(bare?.status, 400);
     // A client that ends its side right after its requests still gets every answer.
     const ended = await exchange(plain(rpc(6, 'getHealth')).repeat(2), { halfClose: true });
     assert.deepEqual(

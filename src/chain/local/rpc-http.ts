@@ -24,6 +24,7 @@ export interface RpcHttpOptions {
 // node:http's default limit; a longer head goes to the fallback, which answers 431.
 const MAX_HEAD_BYTES = 16 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
+const BARE_LF_END = Buffer.from('\n\n');
 
 interface Head {
   contentLength: number;
@@ -141,7 +142,8 @@ class Connection {
     }
     const headEnd = buffer.indexOf(HEAD_END);
     if (headEnd < 0) {
-      if (buffer.length > MAX_HEAD_BYTES) this.handOver();
+      // Heads ended by bare LFs are node:http's to judge as well.
+      if (buffer.length > MAX_HEAD_BYTES || buffer.includes(BARE_LF_END)) this.handOver();
       else if (this.ended) this.socket.end();
       return;
     }
