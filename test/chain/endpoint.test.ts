@@ -672,6 +672,27 @@ describe('transport', () => {
       ended.map((a) => a.body),
       ['{"jsonrpc":"2.0","result":"ok","id":6}', '{"jsonrpc":"2.0","result":"ok","id":6}'],
     );
+    // Nothing sent after a request that asked to close is run, even when the client ends its side
+    // only once it has the answer.
+    const unfunded = (await generateKeyPairSigner()).address;
+    const airdrop = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'requestAirdrop',
+      params: [unfunded, 1_000_000_000],
+    });
+    const late = connect(Number(new URL(url).port), '127.0.0.1');
+    late.write(
+      `POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 45\r\n\r\n${rpc(8, 'getHealth')}${plain(airdrop)}`,
+    );
+    const lateAnswers: Buffer[] = [];
+    late.on('data', (chunk: Buffer) => {
+      lateAnswers.push(chunk);
+      late.end();
+    });
+    await once(late, 'close');
+    assert.match(Buffer.concat(lateAnswers).toString(), /\r\n\r\n\{"jsonrpc":"2\.0","result":"ok","id":8\}$/);
+    assert.equal(((await call('getBalance', [unfunded])) as { value: number }).value, 0);
     // A body sent only after "100 Continue".
     const socket = connect(Number(new URL(url).port), '127.0.0.1');
     const body = rpc(5, 'getHealth');
