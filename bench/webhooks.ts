@@ -4,13 +4,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { systemClock } from '../src/domain/clock.ts';
+import type { Owner } from '../src/domain/integration.ts';
 import type { EventType, Transfer } from '../src/domain/transfer.ts';
 import { newWebhookSecret } from '../src/domain/webhook-signature.ts';
 import { createPostgresDb, type Db } from '../src/store/db.ts';
 import { appendTransferEvents } from '../src/store/events.ts';
 import { createStore, type Store } from '../src/store/index.ts';
 import { createSecretBox } from '../src/store/secret-box.ts';
-import type { Owner } from '../src/store/transfers.ts';
 import { createWebhookSender } from '../src/webhooks/sender.ts';
 import { createWebhookDeliveryWorker } from '../src/workers/webhook-delivery.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
@@ -210,32 +210,34 @@ async function setUp(db: Db, store: Store, receiver: Receiver, endpoints: number
     );
   }
   // One quote made properly, then cloned in bulk (its quote_created event is not part of the run).
-  const template = await store.transfers.createQuote(owner, {
-    externalId: null,
-    fingerprint: randomBytes(32),
-    tokenMint: 'So11111111111111111111111111111111111111112',
-    tokenSymbol: 'SOL',
-    tokenDecimals: 9,
-    amountRaw: 2_000_000_000n,
-    amountTokens: '2',
-    sourceOwner: 'Vote111111111111111111111111111111111111111',
-    recipientWallet: 'Stake11111111111111111111111111111111111111',
-    hops: 3,
-    arrivalSeconds: 600,
-    tokenPriceUsd: '150',
-    priceSource: 'fixed',
-    usdEquivalent: 300,
-    pricingTier: 'standard',
-    percentFeeBps: 100,
-    percentFeeRaw: 20_000_000n,
-    integratorPercentShareRaw: 6_000_000n,
-    netDeliveredRaw: 1_980_000_000n,
-    flatFeeLamportsPerHop: 10_000n,
-    totalFlatFeeLamports: 30_000n,
-    integratorFlatShareLamports: 9_000n,
-    quotedAt: now,
-    expiresAt: new Date(now.getTime() + 15 * 60_000),
-  });
+  const template = await db.transaction((tx) =>
+    store.transfers.insertQuote(tx, owner, {
+      externalId: null,
+      fingerprint: randomBytes(32),
+      tokenMint: 'So11111111111111111111111111111111111111112',
+      tokenSymbol: 'SOL',
+      tokenDecimals: 9,
+      amountRaw: 2_000_000_000n,
+      amountTokens: '2',
+      sourceOwner: 'Vote111111111111111111111111111111111111111',
+      recipientWallet: 'Stake11111111111111111111111111111111111111',
+      hops: 3,
+      arrivalSeconds: 600,
+      tokenPriceUsd: '150',
+      priceSource: 'fixed',
+      usdEquivalent: 300,
+      pricingTier: 'standard',
+      percentFeeBps: 100,
+      percentFeeRaw: 20_000_000n,
+      integratorPercentShareRaw: 6_000_000n,
+      netDeliveredRaw: 1_980_000_000n,
+      flatFeeLamportsPerHop: 10_000n,
+      totalFlatFeeLamports: 30_000n,
+      integratorFlatShareLamports: 9_000n,
+      quotedAt: now,
+      expiresAt: new Date(now.getTime() + 15 * 60_000),
+    }),
+  );
   if (template.kind !== 'created') throw new Error('could not create the template transfer');
   await db.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE status = 'pending'`);
   const { rows } = await db.query<{ id: string; support_bundle_id: string }>(

@@ -81,7 +81,6 @@ const envSchema = z.object({
     .max(10 * 1024 * 1024)
     .default(64 * 1024),
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
-  TRANSFER_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   IDEMPOTENCY_TTL_HOURS: z.coerce
     .number()
     .int()
@@ -191,7 +190,6 @@ function toConfig(env: z.infer<typeof envSchema>) {
     logLevel: env.LOG_LEVEL,
     metricsEnabled: env.METRICS_ENABLED,
     authCacheMs: env.AUTH_CACHE_SECONDS * 1000,
-    transferCacheMs: env.TRANSFER_CACHE_SECONDS * 1000,
     idempotencyTtlMs: env.IDEMPOTENCY_TTL_HOURS * 3600 * 1000,
     encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : null,
     quoteTtlMs: env.QUOTE_TTL_SECONDS * 1000,

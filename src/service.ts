@@ -103,7 +103,6 @@ export async function startService(
     const store = createStore(db, {
       idempotencyTtlMs: config.idempotencyTtlMs,
       secrets,
-      transferCacheMs: config.transferCacheMs,
     });
 
     const chain = await openChain(config, logger, clock);
@@ -161,7 +160,6 @@ export async function startService(
           bodyLimitBytes: config.http.bodyLimitBytes,
           metricsEnabled: config.metricsEnabled,
           authCacheMs: config.authCacheMs,
-          transferCacheMs: config.transferCacheMs,
           adminToken,
           quoteTtlMs: config.quoteTtlMs,
           feeSchedule: config.feeSchedule,

@@ -18,16 +18,14 @@ import { createSecretBox } from '../../src/store/secret-box.ts';
  * The baselines the API is measured against: the same Fastify with no middleware at all (no
  * authentication, rate limits, idempotency, metrics or request logs) serving a trivial route, and
  * the real estimate and transfer-read route handlers for a fixed caller, on the same kind of
- * store, cache and chain as the service; and those handlers again behind nothing but a hop to the
+ * store and chain as the service; and those handlers again behind nothing but a hop to the
  * next event-loop turn.
  */
 const db = createPostgresDb({ url: process.env.DATABASE_URL!, poolSize: 10 });
 const store = createStore(db, {
   idempotencyTtlMs: 0,
   secrets: createSecretBox(randomBytes(32)),
-  transferCacheMs: 5_000,
 });
-const stopFollowing = await store.transfers.followChanges();
 const chain = await startLocalChain({ serve: false });
 const owner = { integrationId: Number(process.env.BENCH_INTEGRATION_ID), mode: 'test' as const };
 const auth: AuthContext = {
@@ -70,7 +68,6 @@ const url = await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ url })}\n`);
 process.on('SIGTERM', async () => {
   await app.close();
-  await stopFollowing();
   await chain.close();
   await db.close();
   process.exit(0);

@@ -80,3 +80,13 @@ export class AppError extends Error {
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
+
+/**
+ * The error for a rule violation that domain logic reports as a lower-case clause, made a sentence
+ * (a clause that starts with the parameter's name keeps it as spelled).
+ */
+export function issueError(issue: { code: ErrorCode; param: string; message: string }): AppError {
+  const { message, param } = issue;
+  const sentence = message.startsWith(param) ? message : message.charAt(0).toUpperCase() + message.slice(1);
+  return new AppError(issue.code, sentence.endsWith('.') ? sentence : `${sentence}.`, { param: issue.param });
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { KeyMode } from './api-keys.ts';
 import { type FeeScheduleOverrides, feeScheduleOverridesSchema } from './fees.ts';
 
 /**
@@ -50,6 +51,12 @@ export type IntegrationSettings = {
 };
 
 export type IntegrationStatus = 'active' | 'suspended';
+
+/** The owner of an object: an integration in one mode. Every read and write is scoped by it. */
+export interface Owner {
+  integrationId: number;
+  mode: KeyMode;
+}
 
 /** The effective settings: stored overrides on top of the defaults. */
 export function resolveSettings(stored: IntegrationSettingsInput): IntegrationSettings {

@@ -26,7 +26,7 @@ import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
 import { type AuthContext, createAuthenticator } from './auth.ts';
 import { registerErrorHandling } from './errors.ts';
-import { registerIdempotency } from './idempotency.ts';
+import { createChangeRunner, registerIdempotency } from './idempotency.ts';
 import { registerMetrics } from './metrics.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
@@ -43,8 +43,6 @@ export interface AppConfig {
   bodyLimitBytes: number;
   metricsEnabled: boolean;
   authCacheMs: number;
-  /** How long GET /transfers/{id} may serve a transfer from memory (0: never); changes evict it at once. */
-  transferCacheMs: number;
   adminToken: string | undefined;
   quoteTtlMs: number;
   feeSchedule: FeeSchedule;
@@ -187,10 +185,6 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
   });
   const stopFollowingAuth = await authenticator.follow(deps.db, deps.logger);
   app.addHook('onClose', stopFollowingAuth);
-  if (deps.config.transferCacheMs > 0) {
-    const stopFollowingTransfers = await deps.store.transfers.followChanges(deps.logger);
-    app.addHook('onClose', stopFollowingTransfers);
-  }
   app.decorate('authenticate', authenticator.authenticate);
 
   await app.register(
@@ -200,9 +194,9 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
         request.auth = await authenticator.authenticate(request);
       });
       await registerRateLimits(api, { redis: deps.redis, namespace: deps.rateLimitNamespace });
+      const idempotency = { db: deps.db, store: deps.store.idempotency, clock: deps.clock };
       registerIdempotency(api, {
-        store: deps.store.idempotency,
-        clock: deps.clock,
+        ...idempotency,
         scopeOf: (request) => `key:${request.auth.apiKeyId}`,
         defaultPolicy: 'required',
       });
@@ -212,6 +206,7 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
         prices: deps.prices,
         feeSchedule: deps.config.feeSchedule,
         solCosts: deps.solCosts,
+        runChange: createChangeRunner(idempotency),
         clock: deps.clock,
         quoteTtlMs: deps.config.quoteTtlMs,
       });
@@ -244,6 +239,7 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
         });
         admin.addHook('onRequest', async (request) => assertAdmin(request, adminToken));
         registerIdempotency(admin, {
+          db: deps.db,
           store: deps.store.idempotency,
           clock: deps.clock,
           scopeOf: () => 'admin',

@@ -2,16 +2,17 @@ import type { FastifyRequest } from 'fastify';
 import { hashApiKey, type KeyMode, parseApiKey } from '../domain/api-keys.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
-import { type IntegrationSettings, resolveSettings } from '../domain/integration.ts';
+import { type IntegrationSettings, type Owner, resolveSettings } from '../domain/integration.ts';
+import { AUTH_CHANGED_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
-import { AUTH_CHANGED_CHANNEL, type IntegrationStore, type KeyPrincipal } from '../store/integrations.ts';
+import type { IntegrationStore, KeyPrincipal } from '../store/integrations.ts';
 import { createNotifiedCache } from '../store/notified-cache.ts';
 
 /** Who is calling: the key, its integration and the mode that separates test from live objects. */
 export interface AuthContext {
   apiKeyId: number;
   /** Whose objects this caller sees: its integration, in its key's mode. */
-  owner: { integrationId: number; mode: KeyMode };
+  owner: Owner;
   integrationId: number;
   mode: KeyMode;
   isTest: boolean;

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import { isValidIdempotencyKey, requestFingerprint } from '../domain/idempotency.ts';
-import type { IdempotencyStore } from '../store/idempotency.ts';
+import type { Db, Sql } from '../store/db.ts';
+import type { Claim, IdempotencyStore } from '../store/idempotency.ts';
 
 /** `required` on the API's mutations, `optional` where a key is honoured but not demanded. */
 export type IdempotencyPolicy = 'required' | 'optional';
@@ -12,36 +13,66 @@ declare module 'fastify' {
     idempotency?: IdempotencyPolicy;
   }
   interface FastifyRequest {
-    idempotencyClaim: { scope: string; key: string; settled: boolean } | null;
+    /** The request's claimed Idempotency-Key; `settled` once its response is recorded or released. */
+    idempotencyClaim: (Claim & { settled: boolean }) | null;
   }
 }
 
-/**
- * The open claim of a request, for a handler that records its response in the same statement as
- * its change (so both commit together); null when the request carries no key. Call
- * {@link markClaimSettled} once that statement has committed.
- */
-export function openClaim(request: FastifyRequest): { scope: string; key: string } | null {
-  const claim = request.idempotencyClaim;
-  return claim && !claim.settled ? { scope: claim.scope, key: claim.key } : null;
+export interface IdempotencyDeps {
+  db: Db;
+  store: IdempotencyStore;
+  clock: Clock;
 }
 
-/** Marks a request's claim as completed by its handler, so the response is not stored again. */
-export function markClaimSettled(request: FastifyRequest) {
-  if (request.idempotencyClaim) request.idempotencyClaim.settled = true;
+/** Runs a change in one transaction; see {@link createChangeRunner}. */
+export type ChangeRunner = <T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  change: (tx: Sql) => Promise<T>,
+) => Promise<T>;
+
+/**
+ * Runs a handler's change in one transaction and, when the request claimed an Idempotency-Key,
+ * records the response it answers with (`change`'s result as the route serialises it) in that same
+ * transaction: the change, its events and the record of having answered commit together, so a
+ * crash can never leave a change whose retry would run it again. If the claim was taken over
+ * meanwhile (a request that outlived the claim's timeout) the change is rolled back (MH_072).
+ */
+export function createChangeRunner(deps: IdempotencyDeps): ChangeRunner {
+  return async (request, reply, change) => {
+    const claim = request.idempotencyClaim;
+    if (!claim || claim.settled) return deps.db.transaction(change);
+    const result = await deps.db.transaction(async (tx) => {
+      const result = await change(tx);
+      const body = String(reply.serialize(result));
+      if (!(await deps.store.complete(tx, claim, { status: reply.statusCode, body }, deps.clock.now()))) {
+        throw inProgress();
+      }
+      return result;
+    });
+    claim.settled = true;
+    return result;
+  };
 }
+
+const inProgress = () =>
+  new AppError(
+    'MH_072',
+    'A request with this Idempotency-Key is still in progress. Retry once it has finished.',
+    { param: 'Idempotency-Key' },
+  );
 
 /**
  * Stripe's idempotency for POST requests of a scope: the first response to a key (status and
  * body, errors included) is stored and replayed for the key's lifetime with
  * `Idempotent-Replayed: true`; the same key with a different request is MH_071, and while the
- * first is still running MH_072. A 503 is not stored, so a retry after an outage can run.
+ * first is still running MH_072. A 5xx is not stored, so a retry after a failure or an outage runs
+ * again. Routes that change state record their response with their change ({@link createChangeRunner});
+ * every other response is recorded here as it is sent.
  */
 export function registerIdempotency(
   scope: FastifyInstance,
-  deps: {
-    store: IdempotencyStore;
-    clock: Clock;
+  deps: IdempotencyDeps & {
     /** The scope of a request's keys (keys are per API key). */
     scopeOf: (request: FastifyRequest) => string;
     defaultPolicy: IdempotencyPolicy;
@@ -67,9 +98,8 @@ export function registerIdempotency(
         { param: 'Idempotency-Key' },
       );
     }
-    const claimScope = deps.scopeOf(request);
     const result = await deps.store.claim({
-      scope: claimScope,
+      scope: deps.scopeOf(request),
       key: header,
       requestHash: requestFingerprint({
         method: request.method,
@@ -83,7 +113,7 @@ export function registerIdempotency(
     });
     switch (result.kind) {
       case 'claimed':
-        request.idempotencyClaim = { scope: claimScope, key: header, settled: false };
+        request.idempotencyClaim = { ...result.claim, settled: false };
         return;
       case 'mismatch':
         throw new AppError(
@@ -92,11 +122,7 @@ export function registerIdempotency(
           { param: 'Idempotency-Key' },
         );
       case 'in_progress':
-        throw new AppError(
-          'MH_072',
-          'A request with this Idempotency-Key is still in progress. Retry once it has finished.',
-          { param: 'Idempotency-Key' },
-        );
+        throw inProgress();
       case 'completed':
         return reply
           .code(result.response.status)
@@ -111,13 +137,14 @@ export function registerIdempotency(
     if (!claim || claim.settled) return payload;
     claim.settled = true;
     try {
-      if (reply.statusCode === 503 || typeof payload !== 'string') await deps.store.release(claim);
+      if (reply.statusCode >= 500 || typeof payload !== 'string') await deps.store.release(claim);
       else {
-        await deps.store.complete({
-          ...claim,
-          response: { status: reply.statusCode, body: payload },
-          now: deps.clock.now(),
-        });
+        await deps.store.complete(
+          deps.db,
+          claim,
+          { status: reply.statusCode, body: payload },
+          deps.clock.now(),
+        );
       }
     } catch (error) {
       // The request itself succeeded or failed on its own terms; the client gets that answer. The

@@ -24,12 +24,6 @@ export interface Sql {
 
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
-  /**
-   * Runs one statement whose commit does not wait for its WAL record to reach disk. Only for
-   * writes that a later, durable commit of the same request covers (a WAL flush writes everything
-   * before it): a crash in between loses both, never just the first.
-   */
-  queryUnsynced<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Runs `fn` on one dedicated session (for session-level advisory locks). */
@@ -69,44 +63,20 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
     statement_timeout: STATEMENT_TIMEOUT_MS,
     types: typeParsers,
   });
-  const unsyncedPool = new pg.Pool({
-    connectionString: options.url,
-    max: Math.max(2, Math.ceil((options.poolSize ?? 10) / 4)),
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-    application_name: options.applicationName ?? 'transfer-router',
-    options: '-c synchronous_commit=off',
-    statement_timeout: STATEMENT_TIMEOUT_MS,
-    types: typeParsers,
-  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
-  unsyncedPool.on('error', () => {});
   const notifications = createNotificationConnection({
     connectionString: options.url,
     application_name: `${options.applicationName ?? 'transfer-router'} (notifications)`,
     types: typeParsers,
   });
 
-  const statements = createStatementNames();
   const query = async <R extends Row>(
     client: pg.Pool | pg.PoolClient,
     text: string,
     params?: readonly unknown[],
   ) => {
-    const values = params as unknown[] | undefined;
-    const name = values ? statements.nameOf(text) : undefined;
-    let result: pg.QueryResult<R>;
-    try {
-      result = await client.query<R>(name ? { name, text, values } : { text, values });
-    } catch (error) {
-      if (!name || !statements.isStale(error)) throw error;
-      // A table changed shape under a prepared statement (a migration of a newer version while
-      // this process runs): the statement runs unnamed from now on. Inside a transaction the retry
-      // fails too (the transaction is aborted), so that one transaction fails; later ones succeed.
-      statements.forget(text);
-      result = await client.query<R>({ text, values });
-    }
+    const result = await client.query<R>(text, params as unknown[] | undefined);
     return { rows: result.rows, rowCount: result.rowCount ?? 0 };
   };
 
@@ -120,7 +90,6 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
   return {
     kind: 'postgres',
     ...session(pool),
-    queryUnsynced: (text, params) => query(unsyncedPool, text, params),
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -145,39 +114,8 @@ export function createPostgresDb(options: { url: string; poolSize?: number; appl
     },
     listen: notifications.listen,
     close: async () => {
-      await Promise.all([pool.end(), unsyncedPool.end(), notifications.close()]);
+      await Promise.all([pool.end(), notifications.close()]);
     },
-  };
-}
-
-const MAX_NAMED_STATEMENTS = 500;
-const FEATURE_NOT_SUPPORTED = '0A000';
-
-/**
- * Names for parameterised statements, so each connection parses and analyses a statement once and
- * then only binds values: the service's statements are few and fixed, and parsing the larger ones
- * costs the server more than executing them (uncached reads by id: about a third more per second).
- * Statements beyond the cap (there should be none) run unnamed rather than growing every
- * connection's cache without bound.
- */
-function createStatementNames() {
-  const names = new Map<string, string | null>();
-  return {
-    nameOf(text: string): string | undefined {
-      let name = names.get(text);
-      if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
-        name = `tr_${names.size}`;
-        names.set(text, name);
-      }
-      return name ?? undefined;
-    },
-    forget(text: string) {
-      names.set(text, null);
-    },
-    /** PostgreSQL refuses a prepared statement whose result columns changed since it was parsed. */
-    isStale: (error: unknown) =>
-      (error as { code?: string }).code === FEATURE_NOT_SUPPORTED &&
-      /cached plan must not change result type/.test((error as Error).message),
   };
 }
 
@@ -273,7 +211,6 @@ export async function createPgliteDb(options: { dataDir?: string } = {}): Promis
   return {
     kind: 'pglite',
     ...session(db),
-    queryUnsynced: (text, params) => session(db).query(text, params),
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
     // PGlite is a single session already.
     withSession: (fn) => fn(session(db)),

@@ -1,12 +1,11 @@
+import type { Owner } from '../domain/integration.ts';
 import type { EventType } from '../domain/transfer.ts';
 import { RETRY_WINDOW_MS } from '../domain/webhook-retry.ts';
+import { DELIVERY_CHANNEL } from './channels.ts';
 import type { Db } from './db.ts';
 import { readPage } from './paging.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { Owner } from './transfers.ts';
 
-/** The NOTIFY channel that wakes delivery workers when deliveries become due now. */
-export const DELIVERY_CHANNEL = 'webhook_deliveries';
 /** Events are listed and can be resent for this long after they happened. */
 export const EVENT_WINDOW_MS = 30 * 24 * 3600 * 1000;
 
@@ -360,9 +359,7 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
       perFailingEndpoint: number;
       maxEndpoints: number;
     }): Promise<ClaimedDelivery[]> {
-      // Unsynced: a lease lost with a database crash only lets the delivery be sent again, which
-      // at-least-once delivery allows; not waiting for the WAL flush halves a delivery's round trip.
-      const { rows } = await db.queryUnsynced<ClaimRow>(CLAIM_SQL, [
+      const { rows } = await db.query<ClaimRow>(CLAIM_SQL, [
         input.now,
         new Date(input.now.getTime() + input.leaseMs),
         input.perEndpoint,
@@ -389,8 +386,7 @@ export function createDeliveryStore(db: Db, secrets: SecretBox) {
     async record(results: readonly DeliveryResult[]): Promise<number[]> {
       if (results.length === 0) return [];
       const column = <T>(pick: (result: DeliveryResult) => T) => results.map(pick);
-      // Unsynced, like the claim: results lost with a database crash are redone when the leases lapse.
-      const { rows } = await db.queryUnsynced<{ id: string; disable: boolean }>(RECORD_SQL, [
+      const { rows } = await db.query<{ id: string; disable: boolean }>(RECORD_SQL, [
         column((r) => r.deliveryId),
         column((r) => r.leaseToken),
         column((r) => r.endpointId),

@@ -11,14 +11,11 @@ import { createWebhookStore } from './webhooks.ts';
 const IDEMPOTENCY_LOCK_TIMEOUT_MS = 120_000;
 
 /** Every repository over one database. */
-export function createStore(
-  db: Db,
-  options: { idempotencyTtlMs: number; secrets: SecretBox; transferCacheMs?: number },
-) {
+export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets: SecretBox }) {
   return {
     integrations: createIntegrationStore(db),
     retention: createRetentionStore(db),
-    transfers: createTransferStore(db, { cacheMs: options.transferCacheMs ?? 0, secrets: options.secrets }),
+    transfers: createTransferStore(db),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {

@@ -1,12 +1,10 @@
 import type { KeyMode } from '../domain/api-keys.ts';
 import type { IntegrationSettingsInput, IntegrationStatus } from '../domain/integration.ts';
+import { AUTH_CHANGED_CHANNEL } from './channels.ts';
 import type { Db, Sql } from './db.ts';
 
 /** Arbitrary constant: the advisory lock taken while creating the first integration. */
 const FIRST_INTEGRATION_LOCK_KEY = 4_271_003_002;
-
-/** NOTIFY channel telling every process that keys or integrations changed. */
-export const AUTH_CHANGED_CHANNEL = 'tr_auth_changed';
 
 export interface IntegrationRecord {
   id: number;

@@ -1,10 +1,10 @@
 import type { KeyMode } from '../domain/api-keys.ts';
+import type { Owner } from '../domain/integration.ts';
 import type { EventType } from '../domain/transfer.ts';
 import { RETRY_WINDOW_MS } from '../domain/webhook-retry.ts';
+import { DELIVERY_CHANNEL } from './channels.ts';
 import type { Db } from './db.ts';
-import { DELIVERY_CHANNEL } from './deliveries.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { Owner } from './transfers.ts';
 
 /** A registered endpoint. `events` null means every event type. */
 export interface WebhookEndpoint {

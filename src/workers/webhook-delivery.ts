@@ -1,13 +1,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { nextRetry } from '../domain/webhook-retry.ts';
+import { DELIVERY_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
-import {
-  type ClaimedDelivery,
-  DELIVERY_CHANNEL,
-  type DeliveryResult,
-  type DeliveryStore,
-} from '../store/deliveries.ts';
+import type { ClaimedDelivery, DeliveryResult, DeliveryStore } from '../store/deliveries.ts';
 import { keepListening } from '../store/notifications.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
 import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../webhooks/signed-post.ts';

@@ -16,6 +16,8 @@ import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const ADMIN_HEADERS = { authorization: `Bearer ${ADMIN_TOKEN}` };
+/** One deployment's key for secrets at rest: apps sharing a database (two processes) share it too. */
+const ENCRYPTION_KEY = randomBytes(32);
 
 export interface TestApp {
   app: FastifyInstance;
@@ -54,7 +56,6 @@ export type TestAppOptions = Partial<
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
   authCacheMs?: number;
-  transferCacheMs?: number;
   /** Connections of the app's pool (10 unless a test needs fewer). */
   poolSize?: number;
   config?: Partial<AppDeps['config']>;
@@ -70,9 +71,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
   const chain = await startLocalChain({ serve: false, autoTick: false, clock });
   const store = createStore(db, {
-    transferCacheMs: options.transferCacheMs ?? 5_000,
     idempotencyTtlMs: 24 * 3600 * 1000,
-    secrets: createSecretBox(randomBytes(32)),
+    secrets: createSecretBox(ENCRYPTION_KEY),
   });
   const webhookPolicy = options.config?.webhookPolicy ?? { requireHttps: false, allowPrivateNetworks: true };
   const sender = createWebhookSender(webhookPolicy);
@@ -81,7 +81,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       bodyLimitBytes: 64 * 1024,
       metricsEnabled: true,
       authCacheMs: options.authCacheMs ?? 30_000,
-      transferCacheMs: options.transferCacheMs ?? 5_000,
       adminToken: ADMIN_TOKEN,
       quoteTtlMs: 15 * 60 * 1000,
       feeSchedule: DEFAULT_FEE_SCHEDULE,

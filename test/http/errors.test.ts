@@ -201,7 +201,6 @@ describe('failures of the service itself', () => {
       wrapDb: (db: Db): Db => ({
         ...db,
         query: (text, params) => (outage ? unreachable : db).query(text, params),
-        queryUnsynced: (text, params) => (outage ? unreachable : db).queryUnsynced(text, params),
         transaction: (fn) => (outage ? unreachable : db).transaction(fn),
       }),
     });

@@ -528,19 +528,13 @@ describe('POST /transfers and reading transfers', () => {
     assert.deepEqual(events.rows, [{ n: 1 }]);
   });
 
-  test('a change made elsewhere (another process, an operator) shows in the next reads', async () => {
+  test('a change made elsewhere (another process, an operator) shows in the next read', async () => {
     const created = (await caller.post('/api/v1/transfers', createBody())).json();
     assert.equal((await caller.get(`/api/v1/transfers/${created.id}`)).json().status, 'quote');
     await t.database.db.query(`UPDATE transfers SET status = 'failed', phase = 'failed' WHERE id = $1`, [
       created.id,
     ]);
-    const deadline = Date.now() + 3_000;
-    let status = '';
-    while (status !== 'failed' && Date.now() < deadline) {
-      status = (await caller.get(`/api/v1/transfers/${created.id}`)).json().status;
-      if (status !== 'failed') await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    assert.equal(status, 'failed');
+    assert.equal((await caller.get(`/api/v1/transfers/${created.id}`)).json().status, 'failed');
   });
 
   test('transfers of another integration or mode are MH_030', async () => {

@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { type SolCosts, summariseSolCosts } from '../../../domain/sol-costs.ts';
+import { summariseSolCosts } from '../../../domain/sol-costs.ts';
 import { lamportsToJson } from '../../../domain/transfer-view.ts';
+import {
+  dependencyDeadline,
+  type PricingDeps,
+  priceRequest,
+  type SolCostEstimator,
+} from '../../../quotes/pricing.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { estimateBody, feeEstimateSchema, pricingFieldErrors } from '../../schemas/transfers.ts';
-import { dependencyDeadline, type PricingDeps, priceRequest } from './pricing.ts';
-
-/** Prices the SOL side of a route of `hops` hops from real rent and account sizes. */
-export interface SolCostEstimator {
-  estimate(input: { hops: number; protocolFlatFeeLamports: bigint }, signal?: AbortSignal): Promise<SolCosts>;
-}
 
 /** `POST /transfers/estimate`: fees in tokens and SOL, without creating anything. */
 export async function estimateRoute(
@@ -32,7 +32,7 @@ export async function estimateRoute(
     },
     async (request) => {
       const signal = dependencyDeadline();
-      const priced = await priceRequest(deps, request.auth, request.body, signal);
+      const priced = await priceRequest(deps, request.auth.settings, request.body, signal);
       const { fees } = priced;
       const sol = summariseSolCosts(
         await deps.solCosts.estimate(

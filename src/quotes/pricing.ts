@@ -1,14 +1,20 @@
-import type { MintLookup } from '../../../chain/quote-reads.ts';
-import { AppError } from '../../../domain/errors.ts';
-import { type FeeQuote, type FeeSchedule, mergeFeeSchedule, quoteFees } from '../../../domain/fees.ts';
-import type { PriceResolver } from '../../../prices/resolver.ts';
-import type { PriceQuote } from '../../../prices/types.ts';
-import { NATIVE_SOL_MINT } from '../../../prices/types.ts';
-import type { AuthContext } from '../../auth.ts';
+import type { MintLookup } from '../chain/quote-reads.ts';
+import { AppError, issueError } from '../domain/errors.ts';
+import { type FeeQuote, type FeeSchedule, mergeFeeSchedule, quoteFees } from '../domain/fees.ts';
+import type { IntegrationSettings } from '../domain/integration.ts';
+import type { SolCosts } from '../domain/sol-costs.ts';
+import type { PriceResolver } from '../prices/resolver.ts';
+import type { PriceQuote } from '../prices/types.ts';
+import { NATIVE_SOL_MINT } from '../prices/types.ts';
 
 /** Looks a mint up on chain; throws when the chain cannot answer. */
 export interface MintLookupReader {
   lookupMint(mint: string, options?: { signal?: AbortSignal }): Promise<MintLookup>;
+}
+
+/** Prices the SOL side of a route of `hops` hops from real rent and account sizes. */
+export interface SolCostEstimator {
+  estimate(input: { hops: number; protocolFlatFeeLamports: bigint }, signal?: AbortSignal): Promise<SolCosts>;
 }
 
 export interface PricingDeps {
@@ -33,6 +39,14 @@ export interface PricedRequest {
   fees: FeeQuote;
 }
 
+/** How long a request waits for the chain and price sources before answering MH_091. */
+const DEPENDENCY_DEADLINE_MS = 8_000;
+
+/** A signal that fires when a request has waited long enough for its dependencies. */
+export function dependencyDeadline(): AbortSignal {
+  return AbortSignal.timeout(DEPENDENCY_DEADLINE_MS);
+}
+
 /**
  * Decimals per decision C4: the mint on chain decides; a given `tokenDecimals` must agree with it;
  * when the chain cannot answer, the given value or the default (9 for the native mint, 6 otherwise).
@@ -52,9 +66,7 @@ async function resolveDecimals(
     throw new AppError(
       'MH_010',
       `Unsupported token mint: no mint account exists at ${input.tokenMint} on this cluster.`,
-      {
-        param: 'tokenMint',
-      },
+      { param: 'tokenMint' },
     );
   }
   if (mint.kind === 'unsupported') {
@@ -62,38 +74,27 @@ async function resolveDecimals(
       param: 'tokenMint',
     });
   }
-  const onChain = mint.decimals;
-  if (input.tokenDecimals !== undefined && input.tokenDecimals !== onChain) {
+  if (input.tokenDecimals !== undefined && input.tokenDecimals !== mint.decimals) {
     throw new AppError(
       'MH_016',
-      `tokenDecimals is ${input.tokenDecimals} but the mint on chain has ${onChain} decimals. Omit it or send ${onChain}.`,
+      `tokenDecimals is ${input.tokenDecimals} but the mint on chain has ${mint.decimals} decimals. Omit it or send ${mint.decimals}.`,
       { param: 'tokenDecimals' },
     );
   }
-  return onChain;
+  return mint.decimals;
 }
 
-/** The fee schedule of an integration: the deployment's with its overrides. */
-export function scheduleFor(deps: Pick<PricingDeps, 'feeSchedule'>, auth: AuthContext): FeeSchedule {
-  return mergeFeeSchedule(deps.feeSchedule, auth.settings.fees);
-}
-
-/** How long a request waits for the chain and price sources before answering MH_091. */
-const DEPENDENCY_DEADLINE_MS = 8_000;
-
-/** A signal that fires when a request has waited long enough for its dependencies. */
-export function dependencyDeadline(): AbortSignal {
-  return AbortSignal.timeout(DEPENDENCY_DEADLINE_MS);
-}
-
-/** Resolves decimals, hops and a USD price, then prices the transfer; shared by estimate and create. */
+/**
+ * Prices a transfer for an integration: the mint's decimals from the chain, a USD price, then the
+ * fees of the integration's schedule. Shared by estimate and create.
+ */
 export async function priceRequest(
   deps: PricingDeps,
-  auth: AuthContext,
+  settings: IntegrationSettings,
   input: PricingInput,
   signal?: AbortSignal,
 ): Promise<PricedRequest> {
-  const hops = input.hops ?? auth.settings.defaultHops;
+  const hops = input.hops ?? settings.defaultHops;
   const [decimals, price] = await Promise.all([
     resolveDecimals(deps, input, signal),
     deps.prices.resolveUsdPrice(input.tokenMint, {
@@ -108,18 +109,12 @@ export async function priceRequest(
       { param: 'tokenPriceUsd' },
     );
   }
-  const quoted = quoteFees(scheduleFor(deps, auth), {
+  const quoted = quoteFees(mergeFeeSchedule(deps.feeSchedule, settings.fees), {
     amountRaw: input.amountRaw,
     decimals,
     priceUsd: price.priceUsd,
     hops,
   });
-  if (!quoted.ok)
-    throw new AppError(quoted.error.code, capitalise(quoted.error.message), { param: quoted.error.param });
+  if (!quoted.ok) throw issueError(quoted.error);
   return { decimals, hops, price, fees: quoted.value };
-}
-
-function capitalise(message: string): string {
-  const sentence = message.charAt(0).toUpperCase() + message.slice(1);
-  return sentence.endsWith('.') ? sentence : `${sentence}.`;
 }
