@@ -51,7 +51,10 @@ describe('a create and its idempotent answer commit together', () => {
     const replayed = responses.filter((response) => response.headers['idempotent-replayed'] === 'true');
     const inProgress = responses.filter((response) => response.statusCode === 409);
     assert.equal(executed.length, 1);
-    assert.deepEqual(responses.filter((r) => ![200, 409].includes(r.statusCode)).map((r) => r.body), []);
+    assert.deepEqual(
+      responses.filter((r) => ![200, 409].includes(r.statusCode)).map((r) => r.body),
+      [],
+    );
     assert.equal(executed.length + replayed.length + inProgress.length, 20);
     for (const response of inProgress) assert.equal(response.json().error.code, 'MH_072');
     for (const response of replayed) assert.equal(response.body, executed[0]!.body);
