@@ -14,7 +14,7 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
-import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import secureJson from 'secure-json-parse';
 import type { Clock } from '../domain/clock.ts';
@@ -95,7 +95,6 @@ function createFastify(deps: AppDeps) {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below with the route and caller.
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyChildLogger,
     genReqId: createRequestIdGenerator(),
     bodyLimit: deps.config.bodyLimitBytes,
     // Requests arriving while closing get the error envelope from the onRequest hook below.
@@ -120,7 +119,6 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
     closing = true;
     closeIdle = setInterval(() => app.server.closeIdleConnections(), 50);
   });
-  // Hot-path hooks take a callback rather than returning a promise: one microtask less each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (!closing) return done();
@@ -285,62 +283,6 @@ function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
     }
   }
   return document;
-}
-
-type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-const LOG_METHODS: readonly LogMethod[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-/**
- * A request's logger that builds its pino child only when the request actually logs: most requests
- * log once (or not at all below `info`), and building a child with its bindings and redaction on
- * every request is measurable on the hot path. The log methods live on the prototype, so Fastify's
- * check that the logger has them neither allocates nor builds the child.
- */
-class LazyChildLogger {
-  readonly #parent: FastifyBaseLogger;
-  readonly #bindings: Bindings;
-  readonly #options: ChildLoggerOptions;
-  #child: FastifyBaseLogger | undefined;
-  declare fatal: LogFn;
-  declare error: LogFn;
-  declare warn: LogFn;
-  declare info: LogFn;
-  declare debug: LogFn;
-  declare trace: LogFn;
-  declare silent: LogFn;
-
-  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
-    this.#parent = parent;
-    this.#bindings = bindings;
-    this.#options = options;
-  }
-
-  resolve(): FastifyBaseLogger {
-    this.#child ??= this.#parent.child(this.#bindings, this.#options);
-    return this.#child;
-  }
-
-  get level() {
-    return this.resolve().level;
-  }
-
-  set level(level: string) {
-    this.resolve().level = level;
-  }
-
-  child(bindings: Bindings, options?: ChildLoggerOptions) {
-    return this.resolve().child(bindings, options);
-  }
-}
-for (const method of LOG_METHODS) {
-  LazyChildLogger.prototype[method] = function (this: LazyChildLogger, ...args: unknown[]) {
-    const child = this.resolve();
-    (child[method] as (...args: unknown[]) => void).apply(child, args);
-  };
-}
-
-function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
-  return new LazyChildLogger(logger, bindings, options);
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
