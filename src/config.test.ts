@@ -15,6 +15,7 @@ test('defaults describe a local service on embedded stores', () => {
   assert.equal(config.dataDir, resolve('./data'));
   assert.equal(config.database.url, undefined);
   assert.equal(config.redisUrl, undefined);
+  assert.equal(config.rateLimitNamespace, undefined, 'derived from the database at start');
   assert.equal(config.adminToken, undefined);
   assert.equal(config.chain.rpcUrl, undefined);
   assert.equal(config.chain.cluster, 'localnet');
@@ -66,6 +67,13 @@ test('invalid values are reported together, by variable', () => {
   );
   assert.throws(() => loadConfig({ PRICE_SOURCES: 'coingecko,oracle' }), /unknown source "oracle"/);
   assert.throws(() => loadConfig({ RPC_URL: 'https://rpc.example.com' }), /CLUSTER is required with RPC_URL/);
+});
+
+test('a deployment may name its rate-limit counters in Redis', () => {
+  const config = loadConfig({ REDIS_URL: 'redis://cache.internal:6379', RATE_LIMIT_NAMESPACE: ' staging ' });
+  assert.equal(config.redisUrl, 'redis://cache.internal:6379');
+  assert.equal(config.rateLimitNamespace, 'staging');
+  assert.equal(loadConfig({ RATE_LIMIT_NAMESPACE: '' }).rateLimitNamespace, undefined);
 });
 
 test('fee settings override the decisions schedule', () => {

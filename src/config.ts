@@ -68,6 +68,7 @@ const envSchema = z.object({
   DATABASE_URL: postgresUrl,
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   REDIS_URL: redisUrl,
+  RATE_LIMIT_NAMESPACE: optionalString,
   ADMIN_TOKEN: optionalString.refine(
     (value) => value === undefined || value.length >= 24,
     'must be at least 24 characters',
@@ -186,6 +187,8 @@ function toConfig(env: z.infer<typeof envSchema>) {
     dataDir: resolve(env.DATA_DIR),
     database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
     redisUrl: env.REDIS_URL,
+    /** Prefix of this deployment's rate-limit counters in Redis; derived from the database when unset. */
+    rateLimitNamespace: env.RATE_LIMIT_NAMESPACE,
     adminToken: env.ADMIN_TOKEN,
     logLevel: env.LOG_LEVEL,
     metricsEnabled: env.METRICS_ENABLED,

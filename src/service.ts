@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +15,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import { createPriceResolverFromConfig } from './prices/resolver.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
+import { countOtherProcesses, databaseIdentity } from './store/deployment.ts';
 import { verifyEncryptionKey } from './store/encryption-check.ts';
 import { createStore } from './store/index.ts';
 import { migrate } from './store/migrate.ts';
@@ -40,12 +42,18 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** Prefix of the PostgreSQL application name of API processes' connections, followed by a process id. */
+const API_PROCESS_NAME = 'transfer-router api ';
+
 /** Opens the configured database: a PostgreSQL server, or embedded PGlite in the data directory. */
-async function openDatabase(config: Config): Promise<{ db: Db; description: string }> {
+async function openDatabase(
+  config: Config,
+  applicationName: string,
+): Promise<{ db: Db; description: string }> {
   if (config.database.url) {
     const url = new URL(config.database.url);
     return {
-      db: createPostgresDb({ url: config.database.url, poolSize: config.database.poolSize }),
+      db: createPostgresDb({ url: config.database.url, poolSize: config.database.poolSize, applicationName }),
       description: `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`,
     };
   }
@@ -86,7 +94,9 @@ export async function startService(
   logger: Logger,
 ): Promise<RunningService> {
   const clock = systemClock;
-  const { db, description: storeDescription } = await openDatabase(config);
+  // Connections are named per process, so that API processes can tell how many of them there are.
+  const applicationName = `${roles.api ? API_PROCESS_NAME : 'transfer-router worker '}${randomBytes(4).toString('hex')}`;
+  const { db, description: storeDescription } = await openDatabase(config, applicationName);
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
   const closeAll = async () => {
     for (const close of closers.reverse())
@@ -154,6 +164,15 @@ export async function startService(
         logger.warn({ err: error }, 'redis unavailable; rate limits are not enforced'),
       );
       if (redis) closers.push(async () => redis.disconnect());
+      if (!redis && db.kind === 'postgres') {
+        const processes = 1 + (await countOtherProcesses(db, API_PROCESS_NAME, applicationName));
+        if (processes > 1) {
+          logger.warn(
+            { apiProcesses: processes },
+            `${processes} API processes use this database without REDIS_URL: each counts rate limits on its own, so a key may get up to ${processes} times its limits`,
+          );
+        }
+      }
 
       app = await buildApp({
         config: {
@@ -170,6 +189,7 @@ export async function startService(
         clock,
         logger,
         redis,
+        rateLimitNamespace: config.rateLimitNamespace ?? `tr-rl:${await databaseIdentity(db)}`,
         prices: createPriceResolverFromConfig(config.prices, {
           clock,
           log: logger.child({ component: 'prices' }),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { startLocalChain } from '../../src/chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
@@ -18,8 +18,7 @@ import { createSecretBox } from '../../src/store/secret-box.ts';
  * The baselines the API is measured against: the same Fastify with no middleware at all (no
  * authentication, rate limits, idempotency, metrics or request logs) serving a trivial route, and
  * the real estimate and transfer-read route handlers for a fixed caller, on the same kind of
- * store and chain as the service; and those handlers again behind nothing but a hop to the
- * next event-loop turn.
+ * store and chain as the service.
  */
 const db = createPostgresDb({ url: process.env.DATABASE_URL!, poolSize: 10 });
 const store = createStore(db, {
@@ -45,24 +44,17 @@ app.addHook('onRequest', async (request) => {
   request.auth = auth;
 });
 app.get('/bare/hello', async () => ({ status: 'ok' }));
-const handlers = async (bare: FastifyInstance) => {
-  await bare.register(estimateRoute, {
-    mints: createMintLookup(chain.chain),
-    prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock: systemClock }),
-    feeSchedule: DEFAULT_FEE_SCHEDULE,
-    solCosts: createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
-  });
-  await bare.register(getTransferRoutes, { transfers: store.transfers });
-};
-await app.register(handlers, { prefix: '/bare' });
-// The same handlers, each request handled on the event loop's next turn: close to the scheduling
-// the service gets from its rate limiter (src/http/rate-limit-stores.ts), without any middleware.
 await app.register(
-  async (nextTurn) => {
-    nextTurn.addHook('onRequest', (_request, _reply, done) => setImmediate(done));
-    await handlers(nextTurn);
+  async (bare) => {
+    await bare.register(estimateRoute, {
+      mints: createMintLookup(chain.chain),
+      prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock: systemClock }),
+      feeSchedule: DEFAULT_FEE_SCHEDULE,
+      solCosts: createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
+    });
+    await bare.register(getTransferRoutes, { transfers: store.transfers });
   },
-  { prefix: '/bare-next-turn' },
+  { prefix: '/bare' },
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ url })}\n`);

@@ -58,9 +58,10 @@ export interface AppDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
+  /** Shares rate-limit counters between processes; without it each process counts on its own. */
   redis?: Redis | undefined;
-  /** Prefix of rate-limit counters in Redis (one per deployment sharing a Redis). */
-  rateLimitNamespace?: string;
+  /** This deployment's name for its rate-limit counters in Redis (one Redis may serve several). */
+  rateLimitNamespace: string;
   prices: PriceResolver;
   mints: TransferRouteDeps['mints'];
   solCosts: TransferRouteDeps['solCosts'];

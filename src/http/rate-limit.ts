@@ -2,9 +2,10 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../domain/errors.ts';
-import { createRedisStore, InProcessStore } from './rate-limit-stores.ts';
 
 const WINDOW_MS = 60_000;
+/** API keys whose counters each endpoint keeps in process (least recently used ones go first). */
+const KEYS_PER_ENDPOINT = 50_000;
 
 /**
  * Requests per API key and endpoint in a 60 s window: the reference's numbers, and the decisions'
@@ -37,30 +38,29 @@ export function limit(endpoint: keyof typeof RATE_LIMITS) {
   return {
     rateLimit: {
       max: (request: FastifyRequest) => base * request.auth.settings.rateLimitMultiplier,
-      timeWindow: WINDOW_MS,
+      // The plugin gives each route's in-process store this size, not the one registered globally.
+      cache: KEYS_PER_ENDPOINT,
     },
   };
 }
 
 /**
  * Registers per-key, per-endpoint limits in this scope (after authentication, which sets
- * `request.auth`). With Redis the counters are shared by every process; without it they live in
- * this process.
+ * `request.auth`): @fastify/rate-limit with a store per route, counting in this process, or in
+ * Redis counters shared by every process, named `<namespace>:<METHOD><route>-<API key id>`.
  */
 export async function registerRateLimits(
   scope: FastifyInstance,
-  options: { redis?: Redis | undefined; namespace?: string | undefined },
+  options: { redis: Redis | undefined; namespace: string },
 ) {
   await scope.register(fastifyRateLimit, {
     global: false,
-    hook: 'onRequest',
     timeWindow: WINDOW_MS,
     enableDraftSpec: true,
-    cache: 50_000,
+    ...(options.redis ? { redis: options.redis, nameSpace: `${options.namespace}:` } : {}),
     // When Redis is unreachable, serving without limits beats failing every request.
     skipOnError: true,
-    store: options.redis ? createRedisStore(options.redis, options.namespace ?? 'tr-rl:') : InProcessStore,
-    keyGenerator: (request) => String(request.auth.apiKeyId),
+    keyGenerator: (request) => request.auth.apiKeyId,
     errorResponseBuilder: (request, context) =>
       new AppError(
         'MH_004',

@@ -92,7 +92,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     redis: options.redis,
-    rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}:`,
+    rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}`,
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
     mints: options.mints ?? createMintLookup(chain.chain),
     solCosts:

@@ -7,6 +7,23 @@ import { callerFor, createTestApp, type TestApp } from '../helpers/app.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+const namespace = () => `test-rl-${randomBytes(6).toString('hex')}`;
+
+/** Exhausts one endpoint for one key; another endpoint and another key of the same integration still pass. */
+async function assertPerEndpointAndKey(t: TestApp) {
+  const caller = await t.newCaller();
+  for (let index = 0; index < 30; index++) await caller.get('/api/v1/usage');
+  assert.equal((await caller.get('/api/v1/usage')).statusCode, 429);
+  assert.equal((await caller.get('/api/v1/webhooks')).statusCode, 200, 'another endpoint has its own budget');
+  assert.equal(
+    (await caller.get('/api/v1/transfers/1')).statusCode,
+    404,
+    'another route under the same path prefix has its own budget',
+  );
+  const sibling = callerFor(t.app, caller.integrationId, await t.createKey(caller.integrationId));
+  assert.equal((await sibling.get('/api/v1/usage')).statusCode, 200, 'another key has its own budget');
+}
+
 describe('rate limits in process', () => {
   let t: TestApp;
   before(async () => {
@@ -35,18 +52,7 @@ describe('rate limits in process', () => {
     assert.equal(limited.headers['ratelimit-remaining'], '0');
   });
 
-  test('limits are per endpoint and per key', async () => {
-    const caller = await t.newCaller();
-    for (let index = 0; index < 30; index++) await caller.get('/api/v1/usage');
-    assert.equal((await caller.get('/api/v1/usage')).statusCode, 429);
-    assert.equal(
-      (await caller.get('/api/v1/webhooks')).statusCode,
-      200,
-      'another endpoint has its own budget',
-    );
-    const sibling = callerFor(t.app, caller.integrationId, await t.createKey(caller.integrationId));
-    assert.equal((await sibling.get('/api/v1/usage')).statusCode, 200, 'another key has its own budget');
-  });
+  test('limits are per endpoint and per key', () => assertPerEndpointAndKey(t));
 
   test('an integration with a raised rate limit gets its multiple', async () => {
     const caller = await t.newCaller('test', { rateLimitMultiplier: 3 });
@@ -111,11 +117,8 @@ describe('rate limits shared through Redis', () => {
   });
   after(() => redis.quit());
 
-  test('a burst counted in batches is still exact: 40 at once, 30 allowed, each position once', async () => {
-    const t = await createTestApp({
-      redis,
-      rateLimitNamespace: `test-rl-${randomBytes(6).toString('hex')}:`,
-    });
+  test('a burst is exact: 40 at once, 30 allowed, each position once', async () => {
+    const t = await createTestApp({ redis, rateLimitNamespace: namespace() });
     try {
       const caller = await t.newCaller();
       const responses = await Promise.all(Array.from({ length: 40 }, () => caller.get('/api/v1/webhooks')));
@@ -134,60 +137,50 @@ describe('rate limits shared through Redis', () => {
     }
   });
 
-  test('a busy key reserves positions ahead: few Redis calls, and two processes hand out each position of the limit once', async () => {
-    const namespace = `test-rl-${randomBytes(6).toString('hex')}:`;
-    const first = await createTestApp({ redis, rateLimitNamespace: namespace });
-    const second = await createTestApp({ redis, rateLimitNamespace: namespace, database: first.database });
-    const monitor = await redis.monitor();
-    let redisCalls = 0;
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase().startsWith('eval') && args.some((arg) => arg.startsWith(namespace)))
-        redisCalls++;
-    });
+  test('limits are per endpoint and per key', async () => {
+    const t = await createTestApp({ redis, rateLimitNamespace: namespace() });
     try {
-      // 30 per minute times 100: 3,000, so a reservation holds at most 30 positions.
-      const caller = await first.newCaller('test', { rateLimitMultiplier: 100 });
-      const onSecond = callerFor(second.app, caller.integrationId, { id: caller.keyId, key: caller.key });
-      // Every admitted request's position in the window, as RateLimit-Remaining tells it.
-      const remaining: number[] = [];
-      const get = async (on: typeof caller) => {
-        const response = await on.get('/api/v1/webhooks');
-        if (response.statusCode === 200) remaining.push(Number(response.headers['ratelimit-remaining']));
-        return response.statusCode === 200;
-      };
-      // One request at a time, so no two share a turn of the event loop (and an increment); the
-      // calls are counted once the key's rate is known and the process is warm.
-      let callsBefore = 0;
-      for (let index = 0; index < 900; index++) {
-        if (index === 300) callsBefore = redisCalls;
-        assert.ok(await get(caller));
-      }
-      const calls = redisCalls - callsBefore;
-      assert.ok(calls < 600 / 2, `${calls} Redis calls for 600 requests`);
+      await assertPerEndpointAndKey(t);
+    } finally {
+      await t.close();
+    }
+  });
 
-      // The second process takes what is left; then the first still has its unused reservation.
-      for (const on of [onSecond, caller]) {
-        for (let admitted = -1; admitted !== 0; ) {
-          const wave = await Promise.all(Array.from({ length: 50 }, () => get(on)));
-          admitted = wave.filter(Boolean).length;
-        }
-      }
+  test('two processes sharing Redis, requests from both at once: exactly the limit admitted, each position once', async () => {
+    const shared = namespace();
+    const first = await createTestApp({ redis, rateLimitNamespace: shared });
+    const second = await createTestApp({ redis, rateLimitNamespace: shared, database: first.database });
+    try {
+      // 30 per minute times 10: 300.
+      const caller = await first.newCaller('test', { rateLimitMultiplier: 10 });
+      const onSecond = callerFor(second.app, caller.integrationId, { id: caller.keyId, key: caller.key });
+      const responses = await Promise.all(
+        Array.from({ length: 400 }, (_, index) =>
+          (index % 2 === 0 ? caller : onSecond).get('/api/v1/webhooks'),
+        ),
+      );
+      const allowed = responses.filter((response) => response.statusCode === 200);
+      const refused = responses.filter((response) => response.statusCode === 429);
+      assert.equal(allowed.length, 300);
+      assert.equal(refused.length, 100);
+      assert.ok(refused.every((response) => response.json().error.code === 'MH_004'));
       assert.deepEqual(
-        remaining.sort((a, b) => a - b),
-        Array.from({ length: 3000 }, (_, index) => index),
+        allowed.map((response) => Number(response.headers['ratelimit-remaining'])).sort((a, b) => a - b),
+        Array.from({ length: 300 }, (_, index) => index),
         'each position of the limit handed out exactly once over both processes',
       );
+      // One counter per deployment, endpoint and key, which every request incremented.
+      assert.equal(await redis.get(`${shared}:GET/api/v1/webhooks-${caller.keyId}`), '400');
     } finally {
-      monitor.disconnect();
       await second.close();
       await first.close();
     }
   });
 
   test('two processes sharing Redis enforce one budget', async () => {
-    const namespace = `test-rl-${randomBytes(6).toString('hex')}:`;
-    const first = await createTestApp({ redis, rateLimitNamespace: namespace });
-    const second = await createTestApp({ redis, rateLimitNamespace: namespace, database: first.database });
+    const shared = namespace();
+    const first = await createTestApp({ redis, rateLimitNamespace: shared });
+    const second = await createTestApp({ redis, rateLimitNamespace: shared, database: first.database });
     try {
       const caller = await first.newCaller();
       const onSecond = callerFor(second.app, caller.integrationId, { id: caller.keyId, key: caller.key });
@@ -206,6 +199,52 @@ describe('rate limits shared through Redis', () => {
     } finally {
       await second.close();
       await first.close();
+    }
+  });
+
+  test('two deployments with their own namespaces on one Redis do not share counters', async () => {
+    // One database for both, so that the same key has the same id in each: only the namespace
+    // keeps their counters apart.
+    const first = await createTestApp({ redis, rateLimitNamespace: namespace() });
+    const second = await createTestApp({ redis, rateLimitNamespace: namespace(), database: first.database });
+    try {
+      const caller = await first.newCaller();
+      const onSecond = callerFor(second.app, caller.integrationId, { id: caller.keyId, key: caller.key });
+      for (let index = 0; index < 30; index++)
+        assert.equal((await caller.get('/api/v1/webhooks')).statusCode, 200);
+      assert.equal((await caller.get('/api/v1/webhooks')).statusCode, 429);
+      const other = await onSecond.get('/api/v1/webhooks');
+      assert.equal(other.statusCode, 200);
+      assert.equal(other.headers['ratelimit-remaining'], '29');
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  test('with Redis unreachable, requests are served without limits rather than refused', async () => {
+    // The service's client options: no queueing while disconnected, so a command fails at once.
+    const unreachable = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 1,
+      connectTimeout: 1_000,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
+    unreachable.on('error', () => {});
+    const t = await createTestApp({ redis: unreachable, rateLimitNamespace: namespace() });
+    try {
+      const caller = await t.newCaller();
+      // Past the limit of 30: nothing counts while Redis cannot be reached.
+      for (let index = 0; index < 35; index++) {
+        const response = await caller.get('/api/v1/webhooks');
+        assert.equal(response.statusCode, 200, response.body);
+        assert.deepEqual(response.json(), { items: [] });
+        assert.equal(response.headers['ratelimit-limit'], '30');
+      }
+    } finally {
+      await t.close();
+      unreachable.disconnect();
     }
   });
 });
