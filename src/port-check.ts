@@ -17,11 +17,9 @@ export interface PortClaim {
 
 /** Raised when a port the configuration names cannot be listened on; the message says what to change. */
 export class PortUnavailableError extends Error {
-  readonly claim: PortClaim;
-  constructor(claim: PortClaim, message: string) {
+  constructor(message: string) {
     super(message);
     this.name = 'PortUnavailableError';
-    this.claim = claim;
   }
 }
 
@@ -29,21 +27,18 @@ export class PortUnavailableError extends Error {
 export function portUnavailable(claim: PortClaim, error: NodeJS.ErrnoException): PortUnavailableError {
   const where = `port ${claim.port} on ${claim.host}`;
   const what = `${claim.purpose}${claim.derived ? ` (${claim.derived})` : ''}`;
-  // Moving the variable by 2 also moves a derived port (the WebSocket one) off the taken one.
+  // For a derived port (the WebSocket one, the variable's + 1), a value 2 above keeps both off it.
   const example = `${claim.variable}=${claim.port + (claim.derived ? 2 : 1)}`;
   const choose = `choose another port with ${claim.variable} (e.g. \`${example} npm start\`; 0 picks a free one)`;
   if (error.code === 'EADDRINUSE')
     return new PortUnavailableError(
-      claim,
       `Cannot start: ${where} is already in use, so ${what} cannot listen there. Stop the program that uses it, or ${choose}.`,
     );
   if (error.code === 'EACCES')
     return new PortUnavailableError(
-      claim,
       `Cannot start: ${where} needs privileges this process does not have, so ${what} cannot listen there; ${choose}.`,
     );
   return new PortUnavailableError(
-    claim,
     `Cannot start: ${what} cannot listen on ${where} (${error.code ?? error.message}); check ${claim.variable} and ${claim.hostVariable}.`,
   );
 }
@@ -80,7 +75,6 @@ export async function checkPortsFree(claims: readonly PortClaim[]): Promise<void
         if (same && (error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
           const name = (c: PortClaim) => c.derived ?? c.variable;
           throw new PortUnavailableError(
-            claim,
             `Cannot start: ${name(same.claim)} and ${name(claim)} both name port ${claim.port} (${same.claim.purpose} and ${claim.purpose}); give ${claim.variable} another value.`,
           );
         }
