@@ -52,6 +52,7 @@ export async function startServiceProcess(
   });
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const removeDataDir = () => (env.DATA_DIR ? undefined : rm(dataDir, { recursive: true, force: true }));
   const listening = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Under npm, the whole group: npm does not pass SIGKILL on.
@@ -73,6 +74,10 @@ export async function startServiceProcess(
       clearTimeout(timer);
       reject(new Error(`service exited with ${code}:\n${logs.join('\n')}`));
     });
+  }).catch(async (error) => {
+    await exited;
+    await removeDataDir();
+    throw error;
   });
   return {
     ...listening,
@@ -81,7 +86,7 @@ export async function startServiceProcess(
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       const code = await exited;
-      if (!env.DATA_DIR) await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir();
       return code;
     },
   };
