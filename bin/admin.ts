@@ -1,9 +1,9 @@
-#!/usr/bin/env node
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { adminTokenPath } from '../src/bootstrap.ts';
 import { loadCliDefaults } from '../src/config.ts';
+import { readServiceFile, serviceFilePath } from '../src/service-file.ts';
 
 const USAGE = `Transfer Router admin CLI
 
@@ -22,7 +22,8 @@ Commands:
   keys revoke <keyId>
 
 Options:
-  --url <url>       the service (default $TRANSFER_ROUTER_URL or http://$HOST:$PORT)
+  --url <url>       the service (default $TRANSFER_ROUTER_URL, else http://$HOST:$PORT when PORT is set,
+                    else where the local service in $DATA_DIR (./data) says it listens, else http://127.0.0.1:8080)
   --token <token>   admin token (default $ADMIN_TOKEN, else the local token in $DATA_DIR/admin-token)
   -h, --help`;
 
@@ -80,6 +81,20 @@ function toCall(positionals: string[], values: { name?: string; settings?: strin
 
 class UsageError extends Error {}
 
+/** The service did not answer: the message says where the CLI looked and why there. */
+class UnreachableError extends Error {}
+
+/** Where the service is, and what said so. */
+async function serviceUrl(explicit: string | undefined): Promise<{ url: string; from: string }> {
+  if (explicit) return { url: explicit, from: '--url' };
+  const defaults = loadCliDefaults();
+  if (defaults.url) return defaults.url;
+  const file = serviceFilePath(defaults.dataDir);
+  const running = await readServiceFile(defaults.dataDir);
+  if (running) return { url: running.url, from: `recorded by the running service in ${file}` };
+  return { url: defaults.defaultUrl, from: `the default; no running service is recorded in ${file}` };
+}
+
 async function adminToken(explicit: string | undefined): Promise<string> {
   const defaults = loadCliDefaults();
   const token = explicit ?? defaults.adminToken;
@@ -111,16 +126,28 @@ async function run(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const call = toCall(positionals, values);
-  const base = (values.url ?? loadCliDefaults().url).replace(/\/$/, '');
-  const response = await fetch(`${base}${call.path}`, {
-    method: call.method,
-    headers: {
-      authorization: `Bearer ${await adminToken(values.token)}`,
-      ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(call.method === 'POST' ? { 'idempotency-key': `cli-${randomBytes(12).toString('hex')}` } : {}),
-    },
-    ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-  });
+  const token = await adminToken(values.token);
+  const service = await serviceUrl(values.url);
+  const base = service.url.replace(/\/$/, '');
+  let response: Response;
+  try {
+    response = await fetch(`${base}${call.path}`, {
+      method: call.method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(call.method === 'POST' ? { 'idempotency-key': `cli-${randomBytes(12).toString('hex')}` } : {}),
+      },
+      ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+    });
+  } catch (error) {
+    // fetch reports only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is its cause.
+    const cause = (error as Error).cause as NodeJS.ErrnoException | undefined;
+    throw new UnreachableError(
+      `cannot reach the service at ${base} (${service.from}): ${cause?.code ?? cause?.message ?? (error as Error).message}.\n` +
+        'Is it running (npm start)? Otherwise pass --url or set TRANSFER_ROUTER_URL.',
+    );
+  }
   const text = await response.text();
   let output = text;
   try {
@@ -135,8 +162,8 @@ async function run(argv: string[]): Promise<number> {
 run(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const message = error instanceof UsageError || error instanceof TypeError ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`error: ${message}\n${error instanceof UsageError ? `\n${USAGE}\n` : ''}`);
-    process.exit(2);
+    process.exit(error instanceof UnreachableError ? 1 : 2);
   },
 );

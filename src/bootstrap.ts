@@ -38,16 +38,50 @@ export function ensureLocalEncryptionKey(dataDir: string): Promise<string> {
 }
 
 /**
- * On the very first start in local mode, creates an integration named `local` with a test key so
- * that a newcomer can call the API at once. Returns the key (shown once) or null when the store
- * already had integrations.
+ * Local mode's first key: on the first start that gets as far as listening, issues a test key for
+ * the integration `local` (created if the store has no integration) and hands it to `show` before
+ * it is stored, so a start that stops earlier leaves no unseen key and the next start shows one.
+ * Later starts show none.
  */
-export async function bootstrapLocalIntegration(integrations: IntegrationStore, clock: Clock) {
+export async function showFirstKey(
+  integrations: IntegrationStore,
+  clock: Clock,
+  show: (key: string, created: boolean) => void,
+): Promise<void> {
   const key = generateApiKey('test');
-  const created = await integrations.createFirst({
-    name: 'local',
-    key: { mode: 'test', hash: hashApiKey(key), hint: apiKeyHint(key) },
-    now: clock.now(),
-  });
-  return created ? { integrationId: created.id, key } : null;
+  let shown = false;
+  try {
+    await integrations.issueFirstKey({
+      name: 'local',
+      key: { mode: 'test', hash: hashApiKey(key), hint: apiKeyHint(key) },
+      now: clock.now(),
+      show: (created) => {
+        show(key, created);
+        shown = true;
+      },
+    });
+  } catch (error) {
+    if (!shown) throw error;
+    throw new Error(
+      'the test API key shown above could not be stored, so it does not work; the next start shows another',
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** The first key's announcement, with a request to try it; plain text, since a key is never logged. */
+export function firstKeyBanner(key: string, created: boolean, base: string): string {
+  return [
+    '',
+    created
+      ? 'First start: created the integration "local" with this test API key (shown only now):'
+      : 'The integration "local" had no key shown yet (an earlier start stopped before it could); a new test API key (shown only now):',
+    `  ${key}`,
+    'Try it:',
+    `  curl -s -X POST ${base}/api/v1/transfers/estimate -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"tokenMint":"So11111111111111111111111111111111111111112","amountRaw":"1000000000"}'`,
+    '',
+    '',
+  ].join('\n');
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadCliDefaults, loadConfig } from './config.ts';
 
 test('defaults describe a local service on embedded stores', () => {
   const config = loadConfig({});
@@ -89,4 +89,26 @@ test('fee settings override the decisions schedule', () => {
     integratorShareBps: 2500,
     minUsd: '0.5',
   });
+});
+
+test("the admin CLI's defaults: a URL only when the environment names one, with the variable that did", () => {
+  assert.deepEqual(loadCliDefaults({ DATA_DIR: '/srv/tr' }), {
+    url: undefined,
+    defaultUrl: 'http://127.0.0.1:8080',
+    adminToken: undefined,
+    dataDir: '/srv/tr',
+  });
+  assert.deepEqual(loadCliDefaults({ PORT: '9090', HOST: '::1' }).url, {
+    url: 'http://[::1]:9090',
+    from: 'PORT',
+  });
+  assert.deepEqual(loadCliDefaults({ PORT: '9090', HOST: '0.0.0.0' }).url, {
+    url: 'http://127.0.0.1:9090',
+    from: 'PORT',
+  });
+  assert.deepEqual(loadCliDefaults({ PORT: '9090', TRANSFER_ROUTER_URL: 'https://tr.example' }).url, {
+    url: 'https://tr.example',
+    from: 'TRANSFER_ROUTER_URL',
+  });
+  assert.equal(loadCliDefaults({}).dataDir, resolve('./data'));
 });

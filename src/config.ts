@@ -254,11 +254,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return config;
 }
 
-/** What the admin CLI needs: where the service is and the admin token (flags override these). */
+/**
+ * What the admin CLI needs (flags override these): the admin token, the data directory, and where
+ * the service is when the environment says so (`TRANSFER_ROUTER_URL`, or `PORT` with `HOST`), named
+ * by the variable that said it; otherwise the CLI asks the data directory, then tries `defaultUrl`.
+ */
 export function loadCliDefaults(env: Record<string, string | undefined> = process.env) {
   const host = env.HOST && env.HOST !== '0.0.0.0' ? env.HOST : '127.0.0.1';
+  const at = (port: string) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
-    url: env.TRANSFER_ROUTER_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT ?? '8080'}`,
+    url: env.TRANSFER_ROUTER_URL
+      ? { url: env.TRANSFER_ROUTER_URL, from: 'TRANSFER_ROUTER_URL' }
+      : env.PORT
+        ? { url: at(env.PORT), from: 'PORT' }
+        : undefined,
+    defaultUrl: at('8080'),
     adminToken: env.ADMIN_TOKEN,
     dataDir: resolve(env.DATA_DIR ?? './data'),
   };

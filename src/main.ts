@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
+import { PortUnavailableError } from './port-check.ts';
 import { startService } from './service.ts';
 import { EncryptionKeyMismatchError } from './store/encryption-check.ts';
 
@@ -30,12 +31,28 @@ async function main() {
     logger,
   );
 
-  closeWithGrace({ delay: config.http.shutdownGraceMs, logger: false }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, 'shutting down after an unexpected error');
-    else logger.info({ signal }, 'shutting down: finishing in-flight work');
-    await service.close();
-    logger.info('stopped');
-  });
+  // Under `npm start`, one Ctrl-C arrives twice (from the terminal, and forwarded by npm), so a
+  // repeated SIGINT/SIGTERM cannot mean "stop harder": it is ignored, and the grace delay bounds
+  // the stop. (close-with-grace would exit at once on the second.)
+  let stopping = false;
+  const grace = closeWithGrace(
+    { delay: config.http.shutdownGraceMs, logger: false, skip: ['SIGINT', 'SIGTERM'] },
+    async ({ signal, err }) => {
+      stopping = true;
+      if (err) logger.error({ err }, 'shutting down after an unexpected error');
+      else if (signal) logger.info({ signal }, 'shutting down: finishing in-flight work');
+      await service.close();
+      logger.info('stopped');
+    },
+  );
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down: finishing in-flight work');
+      grace.close();
+    });
+  }
 
   // Where the service listens and which store it uses is always reported, whatever LOG_LEVEL says.
   logger.child({}, { level: 'info' }).info(
@@ -54,7 +71,11 @@ async function main() {
 }
 
 main().catch((error) => {
-  if (error instanceof ConfigError || error instanceof EncryptionKeyMismatchError)
+  if (
+    error instanceof ConfigError ||
+    error instanceof EncryptionKeyMismatchError ||
+    error instanceof PortUnavailableError
+  )
     console.error(error.message);
   else console.error(error);
   process.exit(1);

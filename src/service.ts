@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { bootstrapLocalIntegration, ensureLocalAdminToken, ensureLocalEncryptionKey } from './bootstrap.ts';
+import {
+  ensureLocalAdminToken,
+  ensureLocalEncryptionKey,
+  firstKeyBanner,
+  showFirstKey,
+} from './bootstrap.ts';
 import { startLocalChain } from './chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from './chain/quote-reads.ts';
 import { ROUTER_PROGRAM_ADDRESS, routerProgramPath } from './chain/router/program.ts';
@@ -13,7 +19,9 @@ import type { Chain } from './chain/types.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
+import { chainPortError, checkPortsFree, portUnavailable, servicePorts } from './port-check.ts';
 import { createPriceResolverFromConfig } from './prices/resolver.ts';
+import { removeServiceFile, writeServiceFile } from './service-file.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
 import { countOtherProcesses, databaseIdentity } from './store/deployment.ts';
 import { verifyEncryptionKey } from './store/encryption-check.ts';
@@ -45,20 +53,23 @@ export interface RunningService {
 /** Prefix of the PostgreSQL application name of API processes' connections, followed by a process id. */
 const API_PROCESS_NAME = 'transfer-router api ';
 
+/** Where the configured database is, in words. */
+function describeDatabase(config: Config): string {
+  if (!config.database.url) return `embedded PGlite in ${join(config.dataDir, 'pglite')}`;
+  const url = new URL(config.database.url);
+  return `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`;
+}
+
 /** Opens the configured database: a PostgreSQL server, or embedded PGlite in the data directory. */
-async function openDatabase(
-  config: Config,
-  applicationName: string,
-): Promise<{ db: Db; description: string }> {
+async function openDatabase(config: Config, applicationName: string): Promise<Db> {
   if (config.database.url) {
-    const url = new URL(config.database.url);
-    return {
-      db: createPostgresDb({ url: config.database.url, poolSize: config.database.poolSize, applicationName }),
-      description: `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`,
-    };
+    return createPostgresDb({
+      url: config.database.url,
+      poolSize: config.database.poolSize,
+      applicationName,
+    });
   }
-  const dataDir = join(config.dataDir, 'pglite');
-  return { db: await createPgliteDb({ dataDir }), description: `embedded PGlite in ${dataDir}` };
+  return createPgliteDb({ dataDir: join(config.dataDir, 'pglite') });
 }
 
 /** The configured chain: any Solana RPC endpoint, or the embedded local chain with the router deployed. */
@@ -94,9 +105,22 @@ export async function startService(
   logger: Logger,
 ): Promise<RunningService> {
   const clock = systemClock;
+  const ports = servicePorts(config);
+  // A taken port stops the start here, before anything is migrated, started or created.
+  await checkPortsFree([...(roles.api ? [ports.http] : []), ...ports.chain]);
+  const storeDescription = describeDatabase(config);
+  const progress = logger.child({ component: 'startup' });
+  // PGlite's first start creates its cluster, which takes seconds: say so rather than seem stuck.
+  const creating = !config.database.url && !existsSync(join(config.dataDir, 'pglite', 'PG_VERSION'));
+  progress.info(
+    { step: 'database', store: storeDescription },
+    creating
+      ? `Starting: creating the database (${storeDescription}; the first time takes several seconds)`
+      : `Starting: opening the database (${storeDescription})`,
+  );
   // Connections are named per process, so that API processes can tell how many of them there are.
   const applicationName = `${roles.api ? API_PROCESS_NAME : 'transfer-router worker '}${randomBytes(4).toString('hex')}`;
-  const { db, description: storeDescription } = await openDatabase(config, applicationName);
+  const db = await openDatabase(config, applicationName);
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
   const closeAll = async () => {
     for (const close of closers.reverse())
@@ -104,7 +128,10 @@ export async function startService(
   };
 
   try {
-    await migrate(db);
+    progress.info({ step: 'migrations' }, 'Starting: migrating the database');
+    const applied = await migrate(db);
+    if (applied.length > 0)
+      progress.info({ step: 'migrations', applied }, `Applied ${applied.length} database migrations`);
     const encryptionKey =
       config.encryptionKey ?? parseEncryptionKey(await ensureLocalEncryptionKey(config.dataDir));
     if (!encryptionKey) throw new Error('the local encryption key file is corrupt');
@@ -115,7 +142,14 @@ export async function startService(
       secrets,
     });
 
-    const chain = await openChain(config, logger, clock);
+    if (!config.chain.rpcUrl)
+      progress.info(
+        { step: 'chain' },
+        'Starting: the local chain (loading its state, deploying the router program, opening its JSON-RPC port)',
+      );
+    const chain = await openChain(config, logger, clock).catch((error) => {
+      throw chainPortError(error, ports.chain);
+    });
     closers.push(chain.close);
     const sender = createWebhookSender(config.webhookPolicy);
     closers.push(() => sender.close());
@@ -147,12 +181,9 @@ export async function startService(
     let app: FastifyInstance | undefined;
     let url: string | undefined;
     if (roles.api) {
-      let adminToken = config.adminToken;
-      let firstKey: string | undefined;
-      if (config.mode === 'local') {
-        adminToken ??= await ensureLocalAdminToken(config.dataDir);
-        firstKey = (await bootstrapLocalIntegration(store.integrations, clock))?.key;
-      }
+      const adminToken =
+        config.adminToken ??
+        (config.mode === 'local' ? await ensureLocalAdminToken(config.dataDir) : undefined);
       const redis = config.redisUrl
         ? new Redis(config.redisUrl, {
             maxRetriesPerRequest: 1,
@@ -208,25 +239,27 @@ export async function startService(
       // The app closes first: it stops accepting and finishes in-flight requests.
       const running = app;
       closers.push(() => running.close());
-      url = await app.listen({ port: config.http.port, host: config.http.host });
-      if (firstKey) printFirstStartBanner(firstKey, url);
+      progress.info({ step: 'http' }, 'Starting: the HTTP API');
+      url = await app.listen({ port: config.http.port, host: config.http.host }).catch((error) => {
+        throw (error as NodeJS.ErrnoException).syscall === 'listen'
+          ? portUnavailable(ports.http, error)
+          : error;
+      });
+      if (config.mode === 'local') {
+        // Only now, with every port bound: a start that stopped earlier has issued no key.
+        const base = url;
+        await showFirstKey(store.integrations, clock, (key, created) =>
+          process.stdout.write(firstKeyBanner(key, created, base)),
+        );
+        await writeServiceFile(config.dataDir, { url, pid: process.pid }).then(
+          () => closers.push(() => removeServiceFile(config.dataDir, process.pid)),
+          (error) => logger.warn({ err: error }, 'could not record where the service listens in DATA_DIR'),
+        );
+      }
     }
     return { app, url, localRpcUrl: chain.localRpcUrl, storeDescription, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;
   }
-}
-
-function printFirstStartBanner(key: string, base: string) {
-  process.stdout.write(
-    [
-      '',
-      'First start: created the integration "local" with this test API key (shown only now):',
-      `  ${key}`,
-      'Try it:',
-      `  curl -s -X POST ${base}/api/v1/transfers/estimate -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"tokenMint":"So11111111111111111111111111111111111111112","amountRaw":"1000000000"}'`,
-      '',
-    ].join('\n'),
-  );
 }

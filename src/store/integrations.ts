@@ -3,8 +3,10 @@ import type { IntegrationSettingsInput, IntegrationStatus } from '../domain/inte
 import { AUTH_CHANGED_CHANNEL } from './channels.ts';
 import type { Db, Sql } from './db.ts';
 
-/** Arbitrary constant: the advisory lock taken while creating the first integration. */
+/** Arbitrary constant: the advisory lock taken while issuing the first key. */
 const FIRST_INTEGRATION_LOCK_KEY = 4_271_003_002;
+/** The `service_settings` row recording that local mode's first key was shown (its id), or not needed. */
+const FIRST_KEY_SHOWN_SETTING = 'first_key_shown';
 
 export interface IntegrationRecord {
   id: number;
@@ -98,27 +100,52 @@ export function createIntegrationStore(db: Db) {
     },
 
     /**
-     * Creates an integration with one key only if none exists yet; several processes starting at
-     * once serialise on an advisory lock, so exactly one of them creates it. Null otherwise.
+     * Local mode's first key, issued once per database: creates the integration `name` with a key
+     * when there is no integration yet, or adds a key to the integration `name` when no first key
+     * was ever shown (an earlier start stopped before showing it). `show` runs inside the
+     * transaction, before the commit, so a key is stored only if it was shown, together with the
+     * fact that it was; several processes starting at once serialise on an advisory lock. Returns
+     * the integration, or null when a first key was shown already or the store was set up otherwise.
      */
-    async createFirst(input: {
+    async issueFirstKey(input: {
       name: string;
       key: { mode: KeyMode; hash: Buffer; hint: string };
       now: Date;
+      show: (created: boolean) => void;
     }) {
       return db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock($1)', [FIRST_INTEGRATION_LOCK_KEY]);
-        const { rows: existing } = await tx.query('SELECT 1 FROM integrations LIMIT 1');
-        if (existing.length > 0) return null;
-        const { rows } = await tx.query<IntegrationRow>(
-          `INSERT INTO integrations (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING *`,
-          [input.name, input.now],
-        );
-        const integration = toIntegration(rows[0]!);
-        await tx.query(
-          `INSERT INTO api_keys (integration_id, mode, key_hash, key_hint, created_at) VALUES ($1, $2, $3, $4, $5)`,
-          [integration.id, input.key.mode, input.key.hash, input.key.hint, input.now],
-        );
+        const { rows: shown } = await tx.query('SELECT 1 FROM service_settings WHERE key = $1', [
+          FIRST_KEY_SHOWN_SETTING,
+        ]);
+        if (shown.length > 0) return null;
+        const { rows: any } = await tx.query('SELECT 1 FROM integrations LIMIT 1');
+        const created = any.length === 0;
+        const { rows } = created
+          ? await tx.query<IntegrationRow>(
+              'INSERT INTO integrations (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING *',
+              [input.name, input.now],
+            )
+          : await tx.query<IntegrationRow>('SELECT * FROM integrations WHERE name = $1 ORDER BY id LIMIT 1', [
+              input.name,
+            ]);
+        const integration = rows[0] ? toIntegration(rows[0]) : null;
+        let keyId: string | null = null;
+        if (integration) {
+          const { rows } = await tx.query<{ id: string }>(
+            `INSERT INTO api_keys (integration_id, mode, key_hash, key_hint, created_at)
+             VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+            [integration.id, input.key.mode, input.key.hash, input.key.hint, input.now],
+          );
+          keyId = rows[0]!.id;
+        }
+        // Recorded also when there is nothing to show (integrations made otherwise), so that an
+        // integration named later like the local one never receives a key by surprise.
+        await tx.query('INSERT INTO service_settings (key, value) VALUES ($1, $2)', [
+          FIRST_KEY_SHOWN_SETTING,
+          keyId ?? 'none',
+        ]);
+        if (integration) input.show(created);
         return integration;
       });
     },

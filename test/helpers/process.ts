@@ -8,41 +8,65 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 export interface ServiceProcess {
   url: string;
+  /** The process started: the service, or npm when started through `npm start`. */
   child: ChildProcess;
+  /** The service's own process (the `pid` of its log lines). */
+  pid: number;
   logs: string[];
   /** Sends a signal and resolves with the exit code once the process has exited. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node src/main.ts` as a separate process and resolves once it listens. */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+/** The environment of a service process: local mode on free ports, in `dataDir`. */
+function serviceEnv(dataDir: string, env: Record<string, string>) {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? tmpdir(),
+    MODE: 'local',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOCAL_RPC_PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    ...env,
+  };
+}
+
+/**
+ * Starts `node src/main.ts` as a separate process (or `npm start`, as a newcomer does, in a process
+ * group of its own) and resolves once it listens.
+ */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  options: { via?: 'node' | 'npm' } = {},
+): Promise<ServiceProcess> {
   // A DATA_DIR given by the caller outlives the process; otherwise a fresh one is removed at stop.
   const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'tr-process-')));
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  const [command, args] =
+    options.via === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['src/main.ts']];
+  const child = spawn(command, args, {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      MODE: 'local',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOCAL_RPC_PORT: '0',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
-      ...env,
-    },
+    env: serviceEnv(dataDir, env),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.via === 'npm',
   });
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${logs.join('\n')}`)), 20_000);
+  const removeDataDir = () => (env.DATA_DIR ? undefined : rm(dataDir, { recursive: true, force: true }));
+  const listening = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      // Under npm, the whole group: npm does not pass SIGKILL on.
+      if (options.via === 'npm') process.kill(-child.pid!, 'SIGKILL');
+      else child.kill('SIGKILL');
+      reject(new Error(`service did not start within 60 s:\n${logs.join('\n')}`));
+    }, 60_000);
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => {
         logs.push(line);
-        const match = /"url":"(http:\/\/[^"]+)"/.exec(line);
+        const match = /"pid":(\d+),"url":"(http:\/\/[^"]+)"/.exec(line);
         if (match && line.includes('Transfer Router listening')) {
           clearTimeout(timer);
-          resolve(match[1]!);
+          resolve({ pid: Number(match[1]), url: match[2]! });
         }
       });
     }
@@ -50,31 +74,45 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       clearTimeout(timer);
       reject(new Error(`service exited with ${code}:\n${logs.join('\n')}`));
     });
+  }).catch(async (error) => {
+    await exited;
+    await removeDataDir();
+    throw error;
   });
   return {
-    url,
+    ...listening,
     child,
     logs,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       const code = await exited;
-      if (!env.DATA_DIR) await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir();
       return code;
     },
   };
 }
 
-/** Runs the admin CLI and resolves with its exit code and output. */
-export function runAdminCli(args: string[], env: Record<string, string> = {}) {
+/** Runs `node src/main.ts` until it exits (a start that fails) and resolves with its exit code and output. */
+export function runServiceProcess(env: Record<string, string> & { DATA_DIR: string }) {
+  return collect(spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: serviceEnv(env.DATA_DIR, env) }));
+}
+
+function collect(child: ChildProcess) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/admin.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs the admin CLI and resolves with its exit code and output. */
+export function runAdminCli(args: string[], env: Record<string, string> = {}) {
+  return collect(
+    spawn(process.execPath, ['bin/admin.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    }),
+  );
 }

@@ -554,6 +554,23 @@ describe('POST /transfers and reading transfers', () => {
       assert.equal(response.json().error.code, 'MH_030');
     }
   });
+
+  test('an unknown transfer is MH_030 naming the parameter that was looked up', async () => {
+    for (const [path, param, message] of [
+      ['/api/v1/transfers/987654321', 'transferId', 'No transfer with id 987654321.'],
+      [
+        '/api/v1/transfers/by-external/no-such-order',
+        'externalId',
+        'No transfer with externalId "no-such-order".',
+      ],
+    ] as const) {
+      const response = await caller.get(path);
+      assert.equal(response.statusCode, 404);
+      assert.deepEqual(response.json(), {
+        error: { code: 'MH_030', message, requestId: response.headers['x-request-id'], param },
+      });
+    }
+  });
 });
 
 describe('GET /transfers', () => {

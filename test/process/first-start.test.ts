@@ -1,9 +1,18 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { serviceFilePath } from '../../src/service-file.ts';
 import { runAdminCli, startServiceProcess } from '../helpers/process.ts';
+
+/** The start's progress lines (JSON logs of the `startup` component), as step and message. */
+function progress(logs: string[]) {
+  return logs
+    .filter((line) => line.startsWith('{') && line.includes('"component":"startup"'))
+    .map((line) => JSON.parse(line) as { step: string; msg: string });
+}
 
 test("a newcomer's first `npm start`: embedded stores, a generated admin token, a printed test key that works", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'tr-first-start-'));
@@ -17,6 +26,22 @@ test("a newcomer's first `npm start`: embedded stores, a generated admin token, 
         '';
       assert.match(key, /^mh_test_/);
       assert.match(printed, /store: embedded PGlite/);
+      // Every step of the silent seconds is said, before the key, and the key comes once.
+      const steps = progress(first.logs);
+      assert.deepEqual(
+        [...new Set(steps.map((line) => line.step))],
+        ['database', 'migrations', 'chain', 'http'],
+      );
+      assert.match(
+        steps[0]!.msg,
+        /^Starting: creating the database \(embedded PGlite in .*; the first time takes several seconds\)$/,
+      );
+      assert.ok(steps.some((line) => /deploying the router program/.test(line.msg)));
+      assert.ok(
+        first.logs.findIndex((line) => line.includes('"step":"http"')) <
+          first.logs.findIndex((line) => line.includes(key)),
+      );
+      assert.equal(printed.split(key).length - 1, 2, 'the key and the curl using it, once');
       assert.ok(
         printed.includes(`curl -s -X POST ${first.url}/api/v1/transfers/estimate -H 'x-api-key: ${key}'`),
       );
@@ -35,26 +60,62 @@ test("a newcomer's first `npm start`: embedded stores, a generated admin token, 
       assert.equal(estimate.status, 200);
       assert.equal(((await estimate.json()) as { tier: string }).tier, 'standard');
 
-      // The CLI finds the generated token in the data directory.
+      // The CLI finds the generated token in the data directory, and the service too.
       const listed = await runAdminCli(['integrations', 'list', '--url', first.url], { DATA_DIR: dataDir });
       assert.equal(listed.code, 0, listed.stderr);
       assert.deepEqual(
         (JSON.parse(listed.stdout) as { items: { name: string }[] }).items.map((item) => item.name),
         ['local'],
       );
+      const found = await runAdminCli(['integrations', 'list'], { DATA_DIR: dataDir });
+      assert.equal(found.code, 0, found.stderr);
+      assert.equal(found.stdout, listed.stdout);
     } finally {
       assert.equal(await first.stop(), 0);
     }
+    await assert.rejects(access(serviceFilePath(dataDir)), { code: 'ENOENT' }, 'removed at stop');
 
     // A restart keeps everything and prints no new key.
     const second = await startServiceProcess({ DATA_DIR: dataDir });
     try {
       assert.ok(!second.logs.join('\n').includes('First start'));
+      assert.ok(!second.logs.some((line) => /mh_test_/.test(line)));
+      assert.match(progress(second.logs)[0]!.msg, /^Starting: opening the database \(embedded PGlite in /);
       const usage = await fetch(`${second.url}/api/v1/usage`, { headers: { 'x-api-key': key } });
       assert.equal(usage.status, 200);
     } finally {
       await second.stop();
     }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the admin CLI says which service it tried, and why there, when nothing answers', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tr-cli-'));
+  try {
+    const token = { DATA_DIR: dataDir, ADMIN_TOKEN: 'cli-admin-token-0123456789abcdef' };
+    // A port nothing listens on: one just let go.
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const viaPort = await runAdminCli(['integrations', 'list'], { ...token, PORT: String(closed) });
+    assert.equal(viaPort.code, 1);
+    assert.equal(
+      viaPort.stderr,
+      `error: cannot reach the service at http://127.0.0.1:${closed} (PORT): ECONNREFUSED.\nIs it running (npm start)? Otherwise pass --url or set TRANSFER_ROUTER_URL.\n`,
+    );
+    const viaFlag = await runAdminCli(
+      ['integrations', 'list', '--url', `http://127.0.0.1:${closed}/`],
+      token,
+    );
+    assert.match(
+      viaFlag.stderr,
+      new RegExp(`^error: cannot reach the service at http://127\\.0\\.0\\.1:${closed} \\(--url\\)`),
+    );
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

@@ -26,7 +26,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
     async (request) => {
       const owner = request.auth.owner;
       const transfer = await deps.transfers.get(owner, request.params.transferId);
-      if (!transfer) throw notFound(`No transfer with id ${request.params.transferId}.`);
+      if (!transfer) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
       return transferView(transfer);
     },
   );
@@ -45,13 +45,14 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
     async (request) => {
       const owner = request.auth.owner;
       const transfer = await deps.transfers.getByExternalId(owner, request.params.externalId);
-      if (!transfer) throw notFound(`No transfer with externalId "${request.params.externalId}".`);
+      if (!transfer)
+        throw notFound(`No transfer with externalId "${request.params.externalId}".`, 'externalId');
       return transferView(transfer);
     },
   );
 }
 
-/** MH_030: also for ids that exist but belong to another integration or mode. */
-export function notFound(message: string) {
-  return new AppError('MH_030', message, { param: 'transferId' });
+/** MH_030 naming the path parameter that was looked up; also for transfers of another integration or mode. */
+export function notFound(message: string, param: 'transferId' | 'externalId') {
+  return new AppError('MH_030', message, { param });
 }

@@ -1,0 +1,57 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** What a running local service tells local tools (the admin CLI) about itself. */
+export interface ServiceFile {
+  /** Where the API listens. */
+  url: string;
+  /** The service's process, so a file left by a killed one is recognised. */
+  pid: number;
+}
+
+/** Where a running local service says where it listens; it is removed when the service stops. */
+export function serviceFilePath(dataDir: string): string {
+  return join(dataDir, 'service.json');
+}
+
+/** Records where this process listens (written whole: a reader never sees half a file). */
+export async function writeServiceFile(dataDir: string, service: ServiceFile): Promise<void> {
+  const path = serviceFilePath(dataDir);
+  const partial = `${path}.${service.pid}.tmp`;
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(partial, `${JSON.stringify(service)}\n`);
+  await rename(partial, path);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The running service's record, or null when there is none, it is unreadable, or its process is gone. */
+export async function readServiceFile(dataDir: string): Promise<ServiceFile | null> {
+  let parsed: Partial<ServiceFile>;
+  try {
+    parsed = JSON.parse(await readFile(serviceFilePath(dataDir), 'utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof parsed.url !== 'string' || typeof parsed.pid !== 'number' || !isRunning(parsed.pid)) return null;
+  return { url: parsed.url, pid: parsed.pid };
+}
+
+/** Removes the record if it is this process's (another service may have started on the same data since). */
+export async function removeServiceFile(dataDir: string, pid: number): Promise<void> {
+  let recorded: unknown;
+  try {
+    recorded = JSON.parse(await readFile(serviceFilePath(dataDir), 'utf8')).pid;
+  } catch {
+    return;
+  }
+  if (recorded === pid) await rm(serviceFilePath(dataDir), { force: true });
+}
