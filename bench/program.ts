@@ -1,14 +1,12 @@
 /**
  * Compute units and transaction sizes of the router program, per instruction and per hop count,
- * on both SBPF variants, measured on LiteSVM with the same bundles the service sends.
+ * on both SBPF variants, for SPL routes and native SOL routes (whose last step unwraps into the
+ * recipient's wallet), measured on LiteSVM with the same bundles the service sends.
  * Run: npx node bench/program.ts
  */
-import { stepReleaseAt } from '../src/chain/router/accounts.ts';
-import { planDeployment, planRecovery } from '../src/chain/router/bundle.ts';
+import { planRecovery } from '../src/chain/router/bundle.ts';
 import {
   getCloseOrchestratorInstruction,
-  getExecuteStepAccounts,
-  getExecuteStepInstruction,
   getInitOrchestratorInstruction,
   getMarkFailedInstruction,
   getScreenRouteInstruction,
@@ -16,9 +14,11 @@ import {
 } from '../src/chain/router/instructions.ts';
 import { findOrchestratorPda } from '../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_VARIANTS, type RouterProgramVariant } from '../src/chain/router/program.ts';
+import { execute } from '../test/router/flows.ts';
 import {
   createRouterEnv,
   MAX_TX_SIZE,
+  planFixtureDeployment,
   prepareRoute,
   type RouteFixture,
   type RouterEnv,
@@ -49,27 +49,19 @@ async function deployAndSettle(
 ): Promise<{ run: RouteRun; fixture: RouteFixture }> {
   const fixture = await prepareRoute(env, { hopCount, screeningRequired: true });
   const { source, keeper, screener, platform } = env.wallets;
-  const plan = planDeployment({
-    source,
-    keeper: keeper.address,
-    keeperFundingLamports: 1_000_000n,
-    terms: fixture.terms,
-    mint: env.mint,
-    sourceToken: env.tokens.source,
-    config: env.config[0],
-    platformFeeToken: env.tokens.platformFee,
-    integratorFeeToken: env.tokens.integratorFee,
-    addresses: fixture.addresses,
-    hopSigners: fixture.hops,
-    onChain: { keeperFunded: false, route: null, orchestratorExists: false },
-  });
+  const plan = planFixtureDeployment(env, fixture);
   const deploy: RouteRun['deploy'] = [];
   const step = async (label: string, instructions: Parameters<RouterEnv['send']>[1], legacy = false) =>
     deploy.push({ label, m: measured(await env.send(source, instructions, { legacy }), label) });
   await step('keeper funding', plan.keeperFunding!);
   for (const [i, group] of plan.routeInit.entries()) await step(i === 0 ? 'CreateRoute' : 'AddHops', group);
   await step('InitOrchestrator (legacy)', plan.orchestratorInit!, true);
-  for (const group of plan.sessionInit) await step('InitSteps + recipient account', group);
+  for (const group of plan.sessionInit) {
+    await step(
+      env.native ? 'native: InitSteps (no recipient account)' : 'InitSteps + recipient account',
+      group,
+    );
+  }
   const screen = measured(
     await env.send(screener, [
       getScreenRouteInstruction({
@@ -85,20 +77,7 @@ async function deployAndSettle(
   );
   const hops: Measure[] = [];
   for (let index = 0; index < hopCount; index++) {
-    const route = env.route(fixture.routeAddress);
-    env.setTime(stepReleaseAt(route, index));
-    const accounts = getExecuteStepAccounts(
-      fixture.routeAddress,
-      route,
-      index,
-      fixture.addresses.steps[index]![0],
-    );
-    hops.push(
-      measured(
-        await env.send(keeper, [getExecuteStepInstruction({ keeper, index, accounts })]),
-        `step ${index}`,
-      ),
-    );
+    hops.push(measured(await execute(env, fixture, index), `step ${index}`));
   }
   const reclaim: Measure[] = [];
   for (const group of planRecovery({
@@ -121,28 +100,12 @@ async function rescueAfterFailure(variant: RouterProgramVariant, hopCount: numbe
   const env = await createRouterEnv(variant);
   const fixture = await prepareRoute(env, { hopCount });
   const { source, keeper } = env.wallets;
-  const plan = planDeployment({
-    source,
-    keeper: keeper.address,
-    keeperFundingLamports: 1_000_000n,
-    terms: fixture.terms,
-    mint: env.mint,
-    sourceToken: env.tokens.source,
-    config: env.config[0],
-    platformFeeToken: env.tokens.platformFee,
-    integratorFeeToken: env.tokens.integratorFee,
-    addresses: fixture.addresses,
-    hopSigners: fixture.hops,
-    onChain: { keeperFunded: false, route: null, orchestratorExists: false },
-  });
+  const plan = planFixtureDeployment(env, fixture);
   for (const group of [plan.keeperFunding!, ...plan.routeInit])
     measured(await env.send(source, group), 'deploy');
   measured(await env.send(source, plan.orchestratorInit!, { legacy: true }), 'orchestrator');
   for (const group of plan.sessionInit) measured(await env.send(source, group), 'session');
-  const route = env.route(fixture.routeAddress);
-  env.setTime(stepReleaseAt(route, 0));
-  const accounts = getExecuteStepAccounts(fixture.routeAddress, route, 0, fixture.addresses.steps[0]![0]);
-  measured(await env.send(keeper, [getExecuteStepInstruction({ keeper, index: 0, accounts })]), 'step');
+  measured(await execute(env, fixture, 0), 'step');
   const failed = measured(
     await env.send(keeper, [getMarkFailedInstruction({ keeper, route: fixture.routeAddress })]),
     'MarkFailed',
@@ -208,8 +171,16 @@ async function main() {
     for (let hopCount = 3; hopCount <= 10; hopCount++) {
       const env = await createRouterEnv(variant);
       const { run } = await deployAndSettle(env, hopCount);
+      const { run: native } = await deployAndSettle(
+        await createRouterEnv(variant, { native: true }),
+        hopCount,
+      );
       const { failed, rescue } = await rescueAfterFailure(variant, hopCount);
-      const all = [...run.deploy.map((d) => d.m), run.screen, ...run.hops, ...run.reclaim, failed, ...rescue];
+      const all = [
+        ...[run, native].flatMap((r) => [...r.deploy.map((d) => d.m), r.screen, ...r.hops, ...r.reclaim]),
+        failed,
+        ...rescue,
+      ];
       const biggest = maxSize(all);
       largest = Math.max(largest, biggest);
       const intermediate = run.hops.slice(0, -1);
@@ -221,6 +192,7 @@ async function main() {
           sumCu(run.deploy.map((d) => d.m)),
           maxCu(intermediate),
           run.hops.at(-1)!.computeUnits,
+          native.hops.at(-1)!.computeUnits,
           run.reclaim.length,
           rescue.length,
           biggest,
@@ -246,6 +218,19 @@ async function main() {
         put('Rescue (first of 2 txs, 12 accounts)', variant, rescue[0]!);
         put('Reclaim (first of 2 txs, 12 accounts)', variant, run.reclaim[0]!);
         put('Reclaim (last, + orchestrator + keeper sweep)', variant, run.reclaim.at(-1)!);
+        put(
+          'native: CreateRoute (5 accounts)',
+          variant,
+          native.deploy.find((d) => d.label === 'CreateRoute')!.m,
+        );
+        for (const d of native.deploy.filter((d) => d.label.includes('InitSteps')))
+          put(d.label, variant, d.m);
+        put('native: ExecuteStep (intermediate hop)', variant, {
+          computeUnits: maxCu(native.hops.slice(0, -1)),
+          size: maxSize(native.hops.slice(0, -1)),
+        });
+        put('native: ExecuteStep (last hop, settlement, unwrap to the wallet)', variant, native.hops.at(-1)!);
+        put('native: Reclaim (first of 2 txs, 12 accounts)', variant, native.reclaim[0]!);
       }
     }
     const small = await smallInstructions(variant);
@@ -271,11 +256,12 @@ async function main() {
       'deploy CU (all txs)',
       'max CU, intermediate hop',
       'CU, last hop',
+      'CU, last hop (native)',
       'reclaim txs',
       'rescue txs',
       'largest tx (bytes)',
     ]),
-    row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
     ...perHops,
     '',
     `Largest transaction of any bundle: ${largest} bytes (limit ${MAX_TX_SIZE}).`,

@@ -23,12 +23,12 @@
 #define E_INVALID_RENT_SYSVAR 6014          /* the rent sysvar holds a threshold this program cannot apply */
 #define E_INVALID_HOP_COUNT 6015            /* hop count outside 3..10 */
 #define E_INVALID_FEE_PARAMETERS 6016       /* fee basis points above 10000 */
-#define E_INVALID_AMOUNT 6017               /* zero amount, or nothing left after the percentage fee */
+#define E_INVALID_AMOUNT 6017               /* zero amount, nothing left after the fee, or a native net amount below a wallet's rent */
 #define E_INVALID_SCHEDULE 6018             /* release times or deadline inconsistent */
 #define E_INVALID_MINT 6019                 /* mint account invalid or not the route's mint */
 #define E_INVALID_TOKEN_ACCOUNT 6020        /* a token account is missing, uninitialised or malformed */
 #define E_INVALID_FEE_ACCOUNT 6021          /* a fee account is not the one fixed in the route or config */
-#define E_INVALID_ROUTE_PARAMETERS 6022     /* keeper, recipient or fee wallet is the zero address */
+#define E_INVALID_ROUTE_PARAMETERS 6022     /* a zero key, the route as recipient, or a recipient token account on a native route or none on an SPL one */
 #define E_HOP_COUNT_MISMATCH 6023           /* the caller's existing hop count differs from the route's */
 #define E_TOO_MANY_HOPS 6024                /* more intermediate accounts than the route has hops */
 #define E_ROUTE_NOT_DEPLOYING 6025          /* the route is past deployment */
@@ -36,7 +36,7 @@
 #define E_INVALID_STEP_ACCOUNT 6027         /* a step account does not belong to this route and index */
 #define E_INVALID_STEP_INDEX 6028           /* step index outside the route */
 #define E_INVALID_ORCHESTRATOR 6029         /* orchestrator config missing or of another source */
-#define E_INVALID_RECIPIENT_ACCOUNT 6030    /* recipient token account not the route's or not the recipient's */
+#define E_INVALID_RECIPIENT_ACCOUNT 6030    /* recipient token account (or native route's wallet) not the route's or not the recipient's */
 #define E_NOT_KEEPER 6031                   /* signer is not the route's keeper */
 #define E_ROUTE_NOT_ACTIVE 6032             /* the route is not in a state that allows this */
 #define E_SCREENING_PENDING 6033            /* the route awaits its screening verdict */
@@ -45,8 +45,8 @@
 #define E_STEP_OUT_OF_ORDER 6036            /* an earlier step has not run yet */
 #define E_STEP_NOT_DUE 6037                 /* the step's release time has not come */
 #define E_DEADLINE_PASSED 6038              /* the route's deadline has passed */
-#define E_WRONG_SOURCE_ACCOUNT 6039         /* the step's source token account is not the fixed one */
-#define E_WRONG_DESTINATION 6040            /* the step's destination is not the fixed next hop */
+#define E_WRONG_SOURCE_ACCOUNT 6039         /* the step's source token account is not the fixed one or holds too little */
+#define E_WRONG_DESTINATION 6040            /* the step's destination is not the fixed next hop (or recipient wallet) */
 #define E_NOT_SOURCE 6041                   /* signer is not the route's source wallet */
 #define E_ROUTE_SETTLED 6042                /* a settled route cannot be rescued */
 #define E_ROUTE_NOT_RESCUABLE 6043          /* active and before its deadline */

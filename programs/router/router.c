@@ -18,6 +18,11 @@ static const Pubkey UPGRADEABLE_LOADER_ID = {{0x02, 0xa8, 0xf6, 0x91, 0x4e, 0x88
                                               0x3e, 0xf7, 0x63, 0xae, 0x2b, 0x00, 0xc2, 0xb9, 0x3d, 0x16, 0xc1,
                                               0x24, 0xd2, 0xc0, 0x53, 0x7a, 0x10, 0x04, 0x80, 0x00, 0x00}};
 static const Pubkey SYSTEM_PROGRAM_ID = {{0}};
+/* The native mint (wrapped SOL), So11111111111111111111111111111111111111112: a route on it
+ * delivers native lamports to the recipient's wallet at settlement. */
+static const Pubkey NATIVE_MINT_ID = {{0x06, 0x9b, 0x88, 0x57, 0xfe, 0xab, 0x81, 0x84, 0xfb, 0x68, 0x7f,
+                                       0x63, 0x46, 0x18, 0xc0, 0x35, 0xda, 0xc4, 0x39, 0xdc, 0x1a, 0xeb,
+                                       0x3b, 0x55, 0x98, 0xa0, 0xf0, 0x00, 0x00, 0x00, 0x00, 0x01}};
 
 #define IX_INIT_CONFIG 0
 #define IX_UPDATE_CONFIG 1
@@ -102,9 +107,13 @@ static u64 rent_minimum(Ctx *c, u64 data_len, u64 *out) {
   if ((bits >> 63) != 0 || exponent == 0 || exponent == 0x7ff) FAIL(E_INVALID_RENT_SYSVAR, "rent threshold");
   u64 mantissa = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
   i64 shift = (i64)exponent - 1075;
-  while ((mantissa & 1) == 0) {
-    mantissa >>= 1;
-    shift++;
+  /* Drop the mantissa's trailing zeros (a power-of-two threshold such as 2.0 has 52) by halving
+   * the step each time: six tests instead of a loop per bit. */
+  for (u64 step = 32; step != 0; step >>= 1) {
+    if ((mantissa & ((1ULL << step) - 1)) == 0) {
+      mantissa >>= step;
+      shift += (i64)step;
+    }
   }
   u64 product;
   if (!mul_ok(base, mantissa, &product)) return E_ARITHMETIC_OVERFLOW;
@@ -342,8 +351,11 @@ static u64 token_transfer(const AccountInfo *from, const AccountInfo *to, const 
   return invoke(&cpi);
 }
 
-static u64 token_close_account(const AccountInfo *account, const AccountInfo *destination,
-                               const AccountInfo *authority, const SignerSeeds *signer) {
+/* Inlined: it sits in the loop of Rescue and Reclaim, where a call per account shows in the cost. */
+static inline __attribute__((always_inline)) u64 token_close_account(const AccountInfo *account,
+                                                                     const AccountInfo *destination,
+                                                                     const AccountInfo *authority,
+                                                                     const SignerSeeds *signer) {
   const AccountInfo infos[3] = {fresh(account), fresh(destination), fresh(authority)};
   const AccountMeta metas[3] = {
       {account->key, true, false}, {destination->key, true, false}, {authority->key, false, true}};
@@ -614,9 +626,11 @@ static u64 create_route(Ctx *c) {
   TRY(need_key(&c->in.accounts[8], &SYSTEM_PROGRAM_ID, E_INVALID_PROGRAM_ACCOUNT));
   TRY(need_key(&c->in.accounts[9], &TOKEN_PROGRAM_ID, E_INVALID_PROGRAM_ACCOUNT));
   if (d->hop_count < MIN_HOPS || d->hop_count > MAX_HOPS) FAIL(E_INVALID_HOP_COUNT, "hops outside 3..10");
-  if (key_is_zero(&d->keeper) || key_is_zero(&d->recipient) || key_is_zero(&d->recipient_token) ||
-      key_is_zero(&d->integrator_wallet)) {
-    FAIL(E_INVALID_ROUTE_PARAMETERS, "zero key");
+  /* A native route names no recipient token account (zero): its recipient's wallet gets the SOL. */
+  bool native = key_eq(mint->key, &NATIVE_MINT_ID);
+  if (key_is_zero(&d->keeper) || key_is_zero(&d->recipient) || key_is_zero(&d->integrator_wallet) ||
+      key_is_zero(&d->recipient_token) != native) {
+    FAIL(E_INVALID_ROUTE_PARAMETERS, "zero key, or a recipient token account on a native route");
   }
   Fees fees;
   TRY(compute_fees(d, &fees));
@@ -641,7 +655,8 @@ static u64 create_route(Ctx *c) {
   TRY(need_pda(route_seeds, 4, c->in.program_id, route->key));
   const SignerSeed custody_seeds[3] = {{(const u8 *)"custody", 7}, {route->key->x, 32}, {&d->custody_bump, 1}};
   TRY(need_pda(custody_seeds, 3, c->in.program_id, custody->key));
-  if (key_eq(&d->recipient_token, custody->key) || key_eq(&d->recipient, route->key)) {
+  if (key_eq(&d->recipient_token, custody->key) || key_eq(&d->recipient, route->key) ||
+      (native && key_eq(&d->recipient, custody->key))) {
     FAIL(E_INVALID_ROUTE_PARAMETERS, "recipient is the route itself");
   }
 
@@ -649,6 +664,12 @@ static u64 create_route(Ctx *c) {
   u64 route_rent, token_rent, route_lamports;
   TRY(rent_minimum(c, ROUTE_SIZE, &route_rent));
   TRY(rent_minimum(c, TOKEN_ACCOUNT_SIZE, &token_rent));
+  if (native) {
+    /* The delivery must leave even an empty wallet rent exempt, or settlement could never succeed. */
+    u64 wallet_rent;
+    TRY(rent_minimum(c, 0, &wallet_rent));
+    if (fees.net < wallet_rent) FAIL(E_INVALID_AMOUNT, "net amount below a wallet's rent-exempt minimum");
+  }
   /* The route account holds the flat fee and the screening deposit until they are earned. */
   if (!add_ok(route_rent, fees.platform_flat, &route_lamports) ||
       !add_ok(route_lamports, fees.integrator_flat, &route_lamports) ||
@@ -724,9 +745,20 @@ static u64 add_hops(Ctx *c) {
   return register_hops(c, r, route, source, mint, ADD_HOPS_FIXED_ACCOUNTS);
 }
 
-/* ---- 5: InitSteps [source (s,w), route (w), orchestrator (w), recipient token, system program,
- * step accounts (w)...]; data: tag, then (index, bump) per step account. Steps that already exist
- * are skipped, so the same transaction can be sent again. ---- */
+static bool route_is_native(const Route *r) { return key_eq(&r->mint, &NATIVE_MINT_ID); }
+
+/* The account that holds the route's net amount before step i: custody, the intermediate accounts,
+ * and for i == hop_count the recipient's token account (its wallet on a native route). */
+static inline __attribute__((always_inline)) const Pubkey *holder(const Route *r, u64 i) {
+  if (i == 0) return &r->custody;
+  if (i == r->hop_count) return route_is_native(r) ? &r->recipient : &r->recipient_token;
+  return &r->hops[i - 1];
+}
+
+/* ---- 5: InitSteps [source (s,w), route (w), orchestrator (w), recipient holder (the recipient's
+ * token account; its wallet on a native route), system program, step accounts (w)...]; data: tag,
+ * then (index, bump) per step account. Steps that already exist are skipped, so the same
+ * transaction can be sent again. ---- */
 
 #define INIT_STEPS_FIXED_ACCOUNTS 5
 
@@ -735,7 +767,7 @@ static u64 init_steps(Ctx *c) {
   const AccountInfo *source = &c->in.accounts[0];
   const AccountInfo *route = &c->in.accounts[1];
   const AccountInfo *orchestrator = &c->in.accounts[2];
-  const AccountInfo *recipient_token = &c->in.accounts[3];
+  const AccountInfo *recipient_holder = &c->in.accounts[3];
   u64 count = c->in.account_count - INIT_STEPS_FIXED_ACCOUNTS;
   if (c->in.data_len != 1 + 2 * count) FAIL(E_INVALID_INSTRUCTION, "bad data");
   Route *r;
@@ -747,7 +779,8 @@ static u64 init_steps(Ctx *c) {
   if (r->hops_registered != r->hop_count - 1) FAIL(E_DEPLOYMENT_INCOMPLETE, "intermediate accounts missing");
   Orchestrator *o;
   TRY(load_orchestrator(c, orchestrator, &r->source, &o));
-  TRY(need_key(recipient_token, &r->recipient_token, E_INVALID_RECIPIENT_ACCOUNT));
+  bool native = route_is_native(r);
+  TRY(need_key(recipient_holder, native ? &r->recipient : &r->recipient_token, E_INVALID_RECIPIENT_ACCOUNT));
 
   u64 rent;
   TRY(rent_minimum(c, STEP_SIZE, &rent));
@@ -770,9 +803,10 @@ static u64 init_steps(Ctx *c) {
     TRY(need_empty(step));
     const SignerSeed seeds[4] = {{(const u8 *)"step", 4}, {route->key->x, 32}, {index, 1}, {bump, 1}};
     TRY(need_pda(seeds, 4, c->in.program_id, step->key));
-    if (*index == r->hop_count - 1) {
-      /* The destination must exist and belong to the recipient before anything can execute. */
-      TRY(need_token_account(recipient_token, &r->mint, &r->recipient, E_INVALID_RECIPIENT_ACCOUNT));
+    if (*index == r->hop_count - 1 && !native) {
+      /* The destination must exist and belong to the recipient before anything can execute (a
+       * wallet needs nothing: any address can receive lamports). */
+      TRY(need_token_account(recipient_holder, &r->mint, &r->recipient, E_INVALID_RECIPIENT_ACCOUNT));
     }
     const SignerSeeds signer = {seeds, 4};
     const NewAccount n = {source, step, rent, STEP_SIZE, c->in.program_id, &signer};
@@ -836,15 +870,63 @@ static u64 screen_route(Ctx *c) {
   return SUCCESS;
 }
 
-/* ---- 7: ExecuteStep [keeper (s), route (w), step (w), from token (w), to token (w), token program;
+/* ---- 7: ExecuteStep [keeper (s), route (w), step (w), from token (w), to (w), token program;
  * final step also: custody (w), platform fee token (w), integrator fee token (w), platform wallet
- * (w), integrator wallet (w)]; data: tag, step index ---- */
+ * (w), integrator wallet (w)]; data: tag, step index. `to` is the next holder: on the last step of
+ * a native route, the recipient's wallet. ---- */
 
-/* Token account that holds the route's net amount before step i (i == hop_count: the recipient). */
-static const Pubkey *holder(const Route *r, u64 i) {
-  if (i == 0) return &r->custody;
-  if (i == r->hop_count) return &r->recipient_token;
-  return &r->hops[i - 1];
+/* The last step of a native route unwraps: the last intermediate account (wrapped SOL, owned by
+ * the route) is closed into the route account, which settle() then debits by exactly the net
+ * amount for the recipient's wallet, keeping the closed account's rent (and anything sent to it)
+ * for Reclaim. Closing is the only way SPL Token unwraps. The account must be the route's and hold
+ * the net amount its close releases. */
+static u64 unwrap_into_route(Route *r, const AccountInfo *route, const AccountInfo *from,
+                             const SignerSeeds *signer) {
+  TRY(need_token_account(from, &r->mint, route->key, E_WRONG_SOURCE_ACCOUNT));
+  if (load_u64(from->data + TOKEN_ACCOUNT_AMOUNT) < r->net_amount) {
+    FAIL(E_WRONG_SOURCE_ACCOUNT, "last intermediate account holds less than the net amount");
+  }
+  TRY(token_close_account(from, route, route, signer));
+  r->tokens_live &= (u16) ~(1u << (r->hop_count - 1)); /* bit of intermediate account hop_count - 2 */
+  return SUCCESS;
+}
+
+/* The last step: checks the settlement accounts, delivers the net amount (native lamports on a
+ * native route) and pays both fees, so the route settles atomically or not at all. The fees are
+ * earned only now: a route that never arrives costs nothing. Direct lamport moves come after every
+ * CPI. */
+static u64 settle(Ctx *c, Route *r, const SignerSeeds *signer) {
+  const AccountInfo *route = &c->in.accounts[1];
+  const AccountInfo *from = &c->in.accounts[3];
+  const AccountInfo *to = &c->in.accounts[4];
+  const AccountInfo *custody = &c->in.accounts[6];
+  TRY(need_accounts(c, 11));
+  bool unwrap = route_is_native(r);
+  if (!unwrap) TRY(need_token_account(to, &r->mint, &r->recipient, E_WRONG_DESTINATION));
+  TRY(need_key(custody, &r->custody, E_INVALID_FEE_ACCOUNT));
+  TRY(need_key(&c->in.accounts[7], &r->platform_fee_token, E_INVALID_FEE_ACCOUNT));
+  TRY(need_key(&c->in.accounts[8], &r->integrator_fee_token, E_INVALID_FEE_ACCOUNT));
+  TRY(need_key(&c->in.accounts[9], &r->platform_wallet, E_INVALID_FEE_ACCOUNT));
+  TRY(need_key(&c->in.accounts[10], &r->integrator_wallet, E_INVALID_FEE_ACCOUNT));
+  for (u64 i = 6; i <= 10; i++) TRY(need_writable(&c->in.accounts[i]));
+
+  if (unwrap) {
+    TRY(unwrap_into_route(r, route, from, signer));
+  } else {
+    TRY(token_transfer(from, to, route, r->net_amount, signer));
+  }
+  if (r->platform_fee_tokens > 0) {
+    TRY(token_transfer(custody, &c->in.accounts[7], route, r->platform_fee_tokens, signer));
+  }
+  if (r->integrator_fee_tokens > 0) {
+    TRY(token_transfer(custody, &c->in.accounts[8], route, r->integrator_fee_tokens, signer));
+  }
+  if (unwrap) TRY(move_lamports(route, to, r->net_amount));
+  TRY(move_lamports(route, &c->in.accounts[9], r->platform_flat_lamports));
+  TRY(move_lamports(route, &c->in.accounts[10], r->integrator_flat_lamports));
+  r->status = STATUS_SETTLED;
+  r->closed_at = c->clock.unix_timestamp;
+  return SUCCESS;
 }
 
 static u64 execute_step(Ctx *c) {
@@ -884,33 +966,12 @@ static u64 execute_step(Ctx *c) {
   TRY(need_writable(to));
   TRY(need_key(&c->in.accounts[5], &TOKEN_PROGRAM_ID, E_INVALID_PROGRAM_ACCOUNT));
   bool last = index + 1 == r->hop_count;
-  if (last) {
-    TRY(need_accounts(c, 11));
-    TRY(need_token_account(to, &r->mint, &r->recipient, E_WRONG_DESTINATION));
-    TRY(need_key(&c->in.accounts[6], &r->custody, E_INVALID_FEE_ACCOUNT));
-    TRY(need_key(&c->in.accounts[7], &r->platform_fee_token, E_INVALID_FEE_ACCOUNT));
-    TRY(need_key(&c->in.accounts[8], &r->integrator_fee_token, E_INVALID_FEE_ACCOUNT));
-    TRY(need_key(&c->in.accounts[9], &r->platform_wallet, E_INVALID_FEE_ACCOUNT));
-    TRY(need_key(&c->in.accounts[10], &r->integrator_wallet, E_INVALID_FEE_ACCOUNT));
-    for (u64 i = 6; i <= 10; i++) TRY(need_writable(&c->in.accounts[i]));
-  }
-
   RouteSigner signer;
   route_signer(r, &signer);
-  TRY(token_transfer(from, to, route, r->net_amount, &signer.signer));
   if (last) {
-    /* Settlement: the fees are earned only now, so a route that never arrives costs nothing. */
-    const AccountInfo *custody = &c->in.accounts[6];
-    if (r->platform_fee_tokens > 0) {
-      TRY(token_transfer(custody, &c->in.accounts[7], route, r->platform_fee_tokens, &signer.signer));
-    }
-    if (r->integrator_fee_tokens > 0) {
-      TRY(token_transfer(custody, &c->in.accounts[8], route, r->integrator_fee_tokens, &signer.signer));
-    }
-    TRY(move_lamports(route, &c->in.accounts[9], r->platform_flat_lamports));
-    TRY(move_lamports(route, &c->in.accounts[10], r->integrator_flat_lamports));
-    r->status = STATUS_SETTLED;
-    r->closed_at = now;
+    TRY(settle(c, r, &signer.signer));
+  } else {
+    TRY(token_transfer(from, to, route, r->net_amount, &signer.signer));
   }
   s->status = STEP_EXECUTED;
   s->executed_at = now;

@@ -2,6 +2,7 @@ import type { Address } from '@solana/kit';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SolCosts } from '../domain/sol-costs.ts';
 import { ChainError } from './errors.ts';
+import { isNativeMint } from './router/accounts.ts';
 import { LAMPORTS_PER_SIGNATURE, routeFootprint } from './router/footprint.ts';
 import type { MintReader, RentReader } from './types.ts';
 
@@ -54,7 +55,9 @@ export function createMintLookup(chain: MintReader) {
 
 /**
  * The SOL side of the fee estimate from the chain's real rent figures (cached briefly: the rent
- * sysvar practically never changes) and the router's real account sizes.
+ * sysvar practically never changes) and the router's real account sizes. Give the route's `mint`:
+ * a native-mint route has no recipient token account to pay for (without it the estimate is an
+ * SPL route's).
  */
 export function createSolCostEstimator(deps: {
   chain: RentReader;
@@ -76,10 +79,13 @@ export function createSolCostEstimator(deps: {
 
   return {
     async estimate(
-      input: { hops: number; protocolFlatFeeLamports: bigint },
+      input: { hops: number; protocolFlatFeeLamports: bigint; mint?: string },
       signal?: AbortSignal,
     ): Promise<SolCosts> {
-      const footprint = routeFootprint(input.hops);
+      const footprint = routeFootprint({
+        hops: input.hops,
+        native: input.mint !== undefined && isNativeMint(input.mint),
+      });
       const sizes = [
         ...new Set([
           ...footprint.routeInitAccountSizes,

@@ -19,11 +19,9 @@ import {
 } from '@solana-program/compute-budget';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { decodeRouterConfig } from '../../src/chain/router/accounts.ts';
-import { planDeployment } from '../../src/chain/router/bundle.ts';
 import {
   getAddHopsInstruction,
   getCloseOrchestratorInstruction,
-  getCreateRouteInstruction,
   getInitConfigInstruction,
   getInitOrchestratorInstruction,
   getInitStepsInstruction,
@@ -34,11 +32,13 @@ import { findOrchestratorPda, findRoutePda } from '../../src/chain/router/pda.ts
 import { ROUTER_PROGRAM_ADDRESS, ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { decodeCloseOrchestratorReturn } from '../../src/chain/router/returns.ts';
 import {
+  createRouteInstruction,
   createRouterEnv,
   deployRoute,
   expectOk,
   expectRouterError,
   MAX_TX_SIZE,
+  planFixtureDeployment,
   prepareRoute,
   type RouteFixture,
   type RouterEnv,
@@ -46,46 +46,12 @@ import {
   readStep,
 } from './harness.ts';
 
-function createRouteInstruction(
-  env: RouterEnv,
-  fixture: RouteFixture,
-  overrides: Partial<Omit<Parameters<typeof getCreateRouteInstruction>[0], 'terms'>> & {
-    terms?: Partial<RouteTerms>;
-  } = {},
-): Instruction {
-  const { terms, ...rest } = overrides;
-  return getCreateRouteInstruction({
-    source: env.wallets.source,
-    route: fixture.addresses.route,
-    custody: fixture.addresses.custody,
-    sourceToken: env.tokens.source,
-    mint: env.mint,
-    config: env.config[0],
-    platformFeeToken: env.tokens.platformFee,
-    integratorFeeToken: env.tokens.integratorFee,
-    hops: fixture.hops,
-    ...rest,
-    terms: { ...fixture.terms, ...terms },
-  });
-}
-
 function planFor(env: RouterEnv, fixture: RouteFixture, hopSigners = fixture.hops, recipientAccount = true) {
-  const route = env.routeOrNull(fixture.routeAddress);
-  return planDeployment({
-    source: env.wallets.source,
-    keeper: env.wallets.keeper.address,
-    keeperFundingLamports: 1_000_000n,
-    terms: fixture.terms,
-    mint: env.mint,
-    sourceToken: env.tokens.source,
-    config: env.config[0],
-    platformFeeToken: env.tokens.platformFee,
-    integratorFeeToken: env.tokens.integratorFee,
-    addresses: fixture.addresses,
+  return planFixtureDeployment(env, fixture, {
     hopSigners,
     onChain: {
       keeperFunded: env.lamports(env.wallets.keeper.address) > 0n,
-      route,
+      route: env.routeOrNull(fixture.routeAddress),
       orchestratorExists: env.exists(fixture.addresses.orchestrator[0]),
     },
     createRecipientTokenAccount: recipientAccount,
@@ -226,7 +192,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
             source: env.wallets.source,
             route: fixture.routeAddress,
             orchestrator: fixture.addresses.orchestrator[0],
-            recipientToken: env.tokens.recipient,
+            recipientHolder: env.tokens.recipient,
             steps: [{ index: 0, pda: fixture.addresses.steps[0]! }],
           }),
         ]),
@@ -412,7 +378,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
           source: signer,
           route: fixture.routeAddress,
           orchestrator: fixture.addresses.orchestrator[0],
-          recipientToken: env.tokens.recipient,
+          recipientHolder: env.tokens.recipient,
           steps: list,
         });
       const [s0, s1, s2] = fixture.addresses.steps as [

@@ -4,8 +4,6 @@ import { AccountRole, type Instruction } from '@solana/kit';
 import { getTransferInstruction } from '@solana-program/token';
 import { stepReleaseAt } from '../../src/chain/router/accounts.ts';
 import {
-  type ExecuteStepAccounts,
-  getExecuteStepAccounts,
   getExecuteStepInstruction,
   getMarkFailedInstruction,
   getRescueInstruction,
@@ -13,6 +11,7 @@ import {
 } from '../../src/chain/router/instructions.ts';
 import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { decodeExecuteStepReturn, decodeScreenRouteReturn } from '../../src/chain/router/returns.ts';
+import { executeStep, stepAccounts } from './flows.ts';
 import {
   createRouterEnv,
   deployRoute,
@@ -23,22 +22,6 @@ import {
   readStep,
   SCREENING_DEPOSIT,
 } from './harness.ts';
-
-function stepAccounts(env: RouterEnv, fixture: RouteFixture, index: number): ExecuteStepAccounts {
-  const route = env.route(fixture.routeAddress);
-  return getExecuteStepAccounts(fixture.routeAddress, route, index, fixture.addresses.steps[index]![0]);
-}
-
-function executeStep(
-  env: RouterEnv,
-  fixture: RouteFixture,
-  index: number,
-  accounts = stepAccounts(env, fixture, index),
-) {
-  return env.send(env.wallets.keeper, [
-    getExecuteStepInstruction({ keeper: env.wallets.keeper, index, accounts }),
-  ]);
-}
 
 function releaseAt(env: RouterEnv, fixture: RouteFixture, index: number) {
   return stepReleaseAt(env.route(fixture.routeAddress), index);

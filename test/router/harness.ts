@@ -18,7 +18,7 @@ import {
   type Transaction,
   type TransactionSigner,
 } from '@solana/kit';
-import { getCreateAccountInstruction } from '@solana-program/system';
+import { getCreateAccountInstruction, getTransferSolInstruction } from '@solana-program/system';
 import {
   findAssociatedTokenPda,
   getCreateAssociatedTokenIdempotentInstruction,
@@ -26,15 +26,23 @@ import {
   getMintDecoder,
   getMintSize,
   getMintToInstruction,
+  getSyncNativeInstruction,
   getTokenDecoder,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import { Clock, type FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
-import { decodeOrchestrator, decodeRoute, decodeStep, type Route } from '../../src/chain/router/accounts.ts';
-import { planDeployment } from '../../src/chain/router/bundle.ts';
+import {
+  decodeOrchestrator,
+  decodeRoute,
+  decodeStep,
+  NATIVE_MINT_ADDRESS,
+  type Route,
+} from '../../src/chain/router/accounts.ts';
+import { type DeploymentInput, planDeployment } from '../../src/chain/router/bundle.ts';
 import { ROUTER_ERROR_CODES, type RouterErrorName, routerErrorName } from '../../src/chain/router/errors.ts';
 import {
   BPF_LOADER_UPGRADEABLE_ADDRESS,
+  getCreateRouteInstruction,
   getInitConfigInstruction,
   type RouteTerms,
 } from '../../src/chain/router/instructions.ts';
@@ -46,10 +54,12 @@ import {
 } from '../../src/chain/router/program.ts';
 
 /*
- * A LiteSVM chain with the router program (either SBPF variant), an SPL mint, the platform's and
- * integrator's wallets and fee accounts, and the protocol config; transactions are built and signed
- * the way a wallet does with @solana/kit. It tracks every account it creates so tests can check
- * conservation: no lamport or token appears or disappears except transaction fees.
+ * A LiteSVM chain with the router program (either SBPF variant), an SPL mint (or the native mint,
+ * with the source's SOL wrapped), the platform's and integrator's wallets and fee accounts, and the
+ * protocol config; transactions are built and signed the way a wallet does with @solana/kit. It
+ * tracks every account it creates so tests can check conservation: no lamport or token appears or
+ * disappears except transaction fees (and, on the native mint, wrapped SOL the recipient received
+ * unwrapped).
  */
 
 export const T0 = 1_767_225_600n; // 2026-01-01T00:00:00Z
@@ -93,8 +103,11 @@ export interface RouterEnv {
   variant: RouterProgramVariant;
   wallets: Wallets;
   mint: Address;
+  /** The mint is the native mint: routes deliver SOL to the recipient's wallet. */
+  native: boolean;
   config: ProgramDerivedAddress;
   programData: Address;
+  /** Associated token accounts; on the native mint the recipient's is never created. */
   tokens: { source: Address; platformFee: Address; integratorFee: Address; recipient: Address };
   /** Lamports paid as transaction fees since the environment was created (by one payer, if given). */
   fees(payer?: Address): bigint;
@@ -113,7 +126,11 @@ export interface RouterEnv {
   routeOrNull(address: Address): Route | null;
   now(): bigint;
   setTime(unix: bigint): void;
-  /** Asserts that tracked lamports plus fees and all tokens of the mint are what they were. */
+  /**
+   * Asserts that tracked lamports plus fees and all tokens of the mint are what they were; on the
+   * native mint, that every wrapped lamport is backed and the wrapped total fell only by what the
+   * recipient's wallet received.
+   */
   assertConserved(): void;
 }
 
@@ -164,9 +181,18 @@ function describeResult(svm: LiteSVM, result: TransactionMetadata | FailedTransa
   };
 }
 
-/** A fresh chain with the router program of `variant`, config initialised. */
-export async function createRouterEnv(variant: RouterProgramVariant): Promise<RouterEnv> {
+/**
+ * A fresh chain with the router program of `variant`, config initialised. With `native`, the mint
+ * is the native mint, the source holds SOURCE_TOKENS lamports wrapped in its token account, and
+ * the recipient's wallet starts with `recipientLamports` (default none: it does not exist yet).
+ */
+export async function createRouterEnv(
+  variant: RouterProgramVariant,
+  options: { native?: boolean; recipientLamports?: bigint } = {},
+): Promise<RouterEnv> {
+  const native = options.native ?? false;
   const svm = new LiteSVM();
+  if (native) svm.withNativeMints();
   svm.addProgram(ROUTER_PROGRAM_ADDRESS, readFileSync(routerProgramPath(variant)));
   svm.setClock(new Clock(1000n, T0, 0n, 0n, T0));
   const signers = await Promise.all(Array.from({ length: 9 }, () => generateKeyPairSigner()));
@@ -184,7 +210,14 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
   };
   // The keeper starts empty: the deployment bundle funds it.
   for (const wallet of Object.values(wallets)) {
-    if (wallet !== wallets.keeper) svm.airdrop(wallet.address, lamports(WALLET_LAMPORTS));
+    if (wallet === wallets.keeper || (native && wallet === wallets.recipient)) continue;
+    svm.airdrop(wallet.address, lamports(WALLET_LAMPORTS));
+  }
+  if (native) {
+    // The source's SOL to wrap, on top of what it spends on fees and rent.
+    svm.airdrop(wallets.source.address, lamports(SOURCE_TOKENS));
+    const recipientLamports = options.recipientLamports ?? 0n;
+    if (recipientLamports > 0n) svm.airdrop(wallets.recipient.address, lamports(recipientLamports));
   }
   const programData = await programDataAddress();
   setUpgradeAuthority(svm, programData, wallets.admin.address);
@@ -232,18 +265,20 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
     assert.ok(result.ok, result.ok ? '' : `${result.error}\n${result.logs.join('\n')}`);
   };
 
-  const mint = mintSigner!.address;
+  const mint = native ? NATIVE_MINT_ADDRESS : mintSigner!.address;
   const mintSize = BigInt(getMintSize());
-  await mustSend(wallets.admin, [
-    getCreateAccountInstruction({
-      payer: wallets.admin,
-      newAccount: mintSigner!,
-      lamports: svm.minimumBalanceForRentExemption(mintSize),
-      space: mintSize,
-      programAddress: TOKEN_PROGRAM_ADDRESS,
-    }),
-    getInitializeMint2Instruction({ mint, decimals: 6, mintAuthority: wallets.admin.address }),
-  ]);
+  if (!native) {
+    await mustSend(wallets.admin, [
+      getCreateAccountInstruction({
+        payer: wallets.admin,
+        newAccount: mintSigner!,
+        lamports: svm.minimumBalanceForRentExemption(mintSize),
+        space: mintSize,
+        programAddress: TOKEN_PROGRAM_ADDRESS,
+      }),
+      getInitializeMint2Instruction({ mint, decimals: 6, mintAuthority: wallets.admin.address }),
+    ]);
+  }
   const ata = async (owner: Address) =>
     (await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
   const tokens = {
@@ -261,8 +296,28 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
         ata: [tokens.source, tokens.platformFee, tokens.integratorFee][i]!,
       }),
     ),
-    getMintToInstruction({ mint, token: tokens.source, mintAuthority: wallets.admin, amount: SOURCE_TOKENS }),
+    ...(native
+      ? []
+      : [
+          getMintToInstruction({
+            mint,
+            token: tokens.source,
+            mintAuthority: wallets.admin,
+            amount: SOURCE_TOKENS,
+          }),
+        ]),
   ]);
+  if (native) {
+    // Wrapping as a wallet does: SOL into its token account, then SyncNative.
+    await mustSend(wallets.source, [
+      getTransferSolInstruction({
+        source: wallets.source,
+        destination: tokens.source,
+        amount: SOURCE_TOKENS,
+      }),
+      getSyncNativeInstruction({ account: tokens.source }),
+    ]);
+  }
   const config = await findConfigPda();
   await mustSend(wallets.admin, [
     getInitConfigInstruction({
@@ -280,19 +335,22 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
   const totalLamports = () => [...tracked].reduce((total, a) => total + lamportsOf(a), 0n);
   const baselineLamports = totalLamports() + fees;
   const tokenDecoder = getTokenDecoder();
-  const allTokens = () =>
+  const tokenAccounts = () =>
     svm
       .getProgramAccounts(TOKEN_PROGRAM_ADDRESS)
       .filter((a) => a.data.length === 165)
-      .map((a) => tokenDecoder.decode(a.data))
-      .filter((t) => t.mint === mint)
-      .reduce((total, t) => total + t.amount, 0n);
+      .map((a) => ({ lamports: a.lamports, token: tokenDecoder.decode(a.data) }))
+      .filter((a) => a.token.mint === mint);
+  const allTokens = () => tokenAccounts().reduce((total, a) => total + a.token.amount, 0n);
+  // The recipient's wallet grows only by what settlements unwrapped to it (it pays its own fees).
+  const recipientBaseline = lamportsOf(wallets.recipient.address);
 
   return {
     svm,
     variant,
     wallets,
     mint,
+    native,
     config,
     programData,
     tokens,
@@ -326,6 +384,23 @@ export async function createRouterEnv(variant: RouterProgramVariant): Promise<Ro
     },
     assertConserved() {
       assert.equal(totalLamports() + fees, baselineLamports, 'lamports conserved (tracked accounts + fees)');
+      if (native) {
+        for (const { lamports, token } of tokenAccounts()) {
+          assert.equal(token.isNative.__option, 'Some', 'a native-mint token account');
+          const reserve = token.isNative.__option === 'Some' ? token.isNative.value : 0n;
+          assert.equal(lamports, reserve + token.amount, 'every wrapped lamport is backed, none stray');
+        }
+        const unwrapped =
+          lamportsOf(wallets.recipient.address) +
+          (feesByPayer.get(wallets.recipient.address) ?? 0n) -
+          recipientBaseline;
+        assert.equal(
+          allTokens() + unwrapped,
+          SOURCE_TOKENS,
+          'wrapped SOL is wrapped or in the recipient wallet',
+        );
+        return;
+      }
       const mintAccount = svm.getAccount(mint);
       assert.ok(mintAccount.exists);
       const supply = getMintDecoder().decode(mintAccount.data).supply;
@@ -370,7 +445,7 @@ export interface RouteFixture {
   addresses: RouteAddresses;
   routeAddress: Address;
   hops: KeyPairSigner[];
-  /** Every account the route involves, in the order the program numbers them. */
+  /** Every holder of the route's net amount, in step order (last: the recipient's token account, or its wallet on the native mint). */
   holders: Address[];
 }
 
@@ -393,7 +468,7 @@ export async function prepareRoute(env: RouterEnv, options: RouteOptions): Promi
       firstReleaseAt + BigInt(intervalSecs * (options.hopCount - 1)) + (options.deadlineDelay ?? 3600n),
     keeper: env.wallets.keeper.address,
     recipient: env.wallets.recipient.address,
-    recipientToken: env.tokens.recipient,
+    recipientToken: env.native ? null : env.tokens.recipient,
     integratorWallet: env.wallets.integrator.address,
     screeningRequired: options.screeningRequired ?? false,
   };
@@ -415,17 +490,27 @@ export async function prepareRoute(env: RouterEnv, options: RouteOptions): Promi
     addresses,
     routeAddress: addresses.route[0],
     hops,
-    holders: [addresses.custody[0], ...hops.map((h) => h.address), env.tokens.recipient],
+    holders: [
+      addresses.custody[0],
+      ...hops.map((h) => h.address),
+      env.native ? env.wallets.recipient.address : env.tokens.recipient,
+    ],
   };
 }
 
-/** Sends the whole deployment bundle in the API's order, checking every transaction's size. */
-export async function deployRoute(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
-  const fixture = await prepareRoute(env, options);
-  const plan = planDeployment({
+/**
+ * The fixture's deployment bundle as `planDeployment` builds it for a fresh route of this chain's
+ * source and mint; `overrides` replace any input (terms, hop signers, what is on chain).
+ */
+export function planFixtureDeployment(
+  env: RouterEnv,
+  fixture: RouteFixture,
+  overrides: Partial<DeploymentInput> = {},
+) {
+  return planDeployment({
     source: env.wallets.source,
     keeper: env.wallets.keeper.address,
-    keeperFundingLamports: options.keeperFundingLamports ?? 1_000_000n,
+    keeperFundingLamports: 1_000_000n,
     terms: fixture.terms,
     mint: env.mint,
     sourceToken: env.tokens.source,
@@ -439,6 +524,39 @@ export async function deployRoute(env: RouterEnv, options: RouteOptions): Promis
       route: null,
       orchestratorExists: env.exists(fixture.addresses.orchestrator[0]),
     },
+    ...overrides,
+  });
+}
+
+/** The fixture's CreateRoute instruction; `overrides` replace accounts or single terms. */
+export function createRouteInstruction(
+  env: RouterEnv,
+  fixture: RouteFixture,
+  overrides: Partial<Omit<Parameters<typeof getCreateRouteInstruction>[0], 'terms'>> & {
+    terms?: Partial<RouteTerms>;
+  } = {},
+): Instruction {
+  const { terms, ...rest } = overrides;
+  return getCreateRouteInstruction({
+    source: env.wallets.source,
+    route: fixture.addresses.route,
+    custody: fixture.addresses.custody,
+    sourceToken: env.tokens.source,
+    mint: env.mint,
+    config: env.config[0],
+    platformFeeToken: env.tokens.platformFee,
+    integratorFeeToken: env.tokens.integratorFee,
+    hops: fixture.hops,
+    ...rest,
+    terms: { ...fixture.terms, ...terms },
+  });
+}
+
+/** Sends the whole deployment bundle in the API's order, checking every transaction's size. */
+export async function deployRoute(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
+  const fixture = await prepareRoute(env, options);
+  const plan = planFixtureDeployment(env, fixture, {
+    keeperFundingLamports: options.keeperFundingLamports ?? 1_000_000n,
   });
   const groups = [
     ...(plan.keeperFunding ? [{ instructions: plan.keeperFunding, legacy: false }] : []),

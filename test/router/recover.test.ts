@@ -2,12 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AccountRole, type Instruction } from '@solana/kit';
 import { getTransferInstruction } from '@solana-program/token';
-import { stepReleaseAt } from '../../src/chain/router/accounts.ts';
-import { planDeployment, planRecovery } from '../../src/chain/router/bundle.ts';
+import { planRecovery } from '../../src/chain/router/bundle.ts';
 import {
   getCloseOrchestratorInstruction,
-  getExecuteStepAccounts,
-  getExecuteStepInstruction,
   getMarkFailedInstruction,
   getReclaimInstruction,
   getRescueInstruction,
@@ -15,14 +12,14 @@ import {
   type RecoverInput,
 } from '../../src/chain/router/instructions.ts';
 import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
-import { computeRecovery, readRouteSnapshot } from '../../src/chain/router/recovery.ts';
-import { decodeRecoveryReturn, recoveredLamports } from '../../src/chain/router/returns.ts';
+import { computeRecovery } from '../../src/chain/router/recovery.ts';
+import { assertFullyRecovered, execute, recover, snapshot } from './flows.ts';
 import {
   createRouterEnv,
   deployRoute,
   expectOk,
   expectRouterError,
-  MAX_TX_SIZE,
+  planFixtureDeployment,
   prepareRoute,
   type RouteFixture,
   type RouterEnv,
@@ -30,96 +27,6 @@ import {
   SCREENING_DEPOSIT,
   SOURCE_TOKENS,
 } from './harness.ts';
-
-async function execute(env: RouterEnv, fixture: RouteFixture, index: number) {
-  const route = env.route(fixture.routeAddress);
-  env.setTime(stepReleaseAt(route, index));
-  const accounts = getExecuteStepAccounts(
-    fixture.routeAddress,
-    route,
-    index,
-    fixture.addresses.steps[index]![0],
-  );
-  expectOk(
-    await env.send(env.wallets.keeper, [
-      getExecuteStepInstruction({ keeper: env.wallets.keeper, index, accounts }),
-    ]),
-  );
-}
-
-function snapshot(env: RouterEnv, fixture: RouteFixture) {
-  return readRouteSnapshot(async (addresses) => addresses.map((a) => env.svm.getAccount(a)), {
-    source: env.wallets.source.address,
-    routeId: fixture.terms.routeId,
-    hopCount: fixture.terms.hopCount,
-    keeper: env.wallets.keeper.address,
-  });
-}
-
-/**
- * Sends the rescue or reclaim bundle (the source pays, the keeper co-signs its sweep) and checks
- * that the source receives exactly what the recovery figures predicted from the chain.
- */
-async function recover(env: RouterEnv, fixture: RouteFixture, kind: 'rescue' | 'reclaim') {
-  const { source, keeper } = env.wallets;
-  const figures = computeRecovery(await snapshot(env, fixture), env.now());
-  assert.equal(kind === 'rescue' ? figures.canRescue : figures.canReclaimRent, true, `${kind} possible`);
-  const predicted = kind === 'rescue' ? figures.rescuableLamports : figures.reclaimableLamports;
-  const predictedTokens = figures.rescuableTokens;
-  const sourceLamports = env.lamports(source.address);
-  const sourceTokens = env.tokenBalance(env.tokens.source);
-  const sourceFees = env.fees(source.address);
-  const keeperLamports = env.lamports(keeper.address);
-  const groups = planRecovery({
-    kind,
-    source,
-    routeAddress: fixture.routeAddress,
-    route: env.routeOrNull(fixture.routeAddress),
-    orchestrator: fixture.addresses.orchestrator[0],
-    steps: fixture.addresses.steps.map(([a]) => a),
-    sourceToken: env.tokens.source,
-    closeOrchestrator: figures[kind === 'rescue' ? 'rescuableAccounts' : 'reclaimableAccounts'].some(
-      (a) => a.kind === 'orchestrator_config',
-    ),
-    keeperSweep: { keeper, lamports: keeperLamports },
-  });
-  let reported = 0n;
-  let tokens = 0n;
-  for (const instructions of groups) {
-    const result = expectOk(await env.send(source, instructions));
-    assert.ok(result.size <= MAX_TX_SIZE, `transaction of ${result.size} bytes`);
-    const returned = decodeRecoveryReturn(result.returnData);
-    reported += recoveredLamports(returned);
-    tokens += returned.tokens;
-    env.assertConserved();
-  }
-  reported += keeperLamports;
-  const fees = env.fees(source.address) - sourceFees;
-  assert.equal(
-    env.lamports(source.address) - sourceLamports + fees,
-    predicted,
-    'the source got what was predicted',
-  );
-  assert.equal(reported, predicted, 'the instructions reported what the source got');
-  assert.equal(env.tokenBalance(env.tokens.source) - sourceTokens, tokens);
-  if (kind === 'rescue') assert.equal(tokens, predictedTokens);
-  return groups.length;
-}
-
-/** Every account of the route is gone and the source holds all its tokens again. */
-function assertFullyRecovered(env: RouterEnv, fixture: RouteFixture) {
-  for (const address of [
-    fixture.routeAddress,
-    fixture.addresses.custody[0],
-    fixture.addresses.orchestrator[0],
-    ...fixture.hops.map((h) => h.address),
-    ...fixture.addresses.steps.map(([a]) => a),
-  ]) {
-    assert.equal(env.exists(address), false, `${address} closed`);
-  }
-  assert.equal(env.lamports(env.wallets.keeper.address), 0n);
-  env.assertConserved();
-}
 
 interface Stage {
   name: string;
@@ -135,20 +42,7 @@ async function deployPartially(
   routeInitTxs: number,
   session: boolean,
 ) {
-  const plan = planDeployment({
-    source: env.wallets.source,
-    keeper: env.wallets.keeper.address,
-    keeperFundingLamports: 1_000_000n,
-    terms: fixture.terms,
-    mint: env.mint,
-    sourceToken: env.tokens.source,
-    config: env.config[0],
-    platformFeeToken: env.tokens.platformFee,
-    integratorFeeToken: env.tokens.integratorFee,
-    addresses: fixture.addresses,
-    hopSigners: fixture.hops,
-    onChain: { keeperFunded: false, route: null, orchestratorExists: false },
-  });
+  const plan = planFixtureDeployment(env, fixture);
   for (const group of [plan.keeperFunding!, ...plan.routeInit.slice(0, routeInitTxs)]) {
     expectOk(await env.send(env.wallets.source, group));
   }
@@ -311,7 +205,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
           'keeper',
         ],
       );
-      assert.equal(await recover(env, fixture, 'reclaim'), 2);
+      assert.equal((await recover(env, fixture, 'reclaim')).transactions, 2);
       assertFullyRecovered(env, fixture);
       // The source is left with exactly: fees, the flat protocol fee, the tokens it sent.
       assert.equal(

@@ -1,5 +1,6 @@
 import {
   type Address,
+  address,
   type Decoder,
   fixDecoderSize,
   getAddressDecoder,
@@ -28,8 +29,19 @@ export const STEP_ACCOUNT_SIZE = 72;
 /** SPL Token account: the custody account and every intermediate account. */
 export { TOKEN_ACCOUNT_SIZE } from '../spl.ts';
 
+/** The native mint (wrapped SOL): a route on it delivers native SOL to the recipient's wallet. */
+export const NATIVE_MINT_ADDRESS = address('So11111111111111111111111111111111111111112');
+
+/** Whether a route on `mint` unwraps at settlement (no recipient token account). */
+export function isNativeMint(mint: string): boolean {
+  return mint === NATIVE_MINT_ADDRESS;
+}
+
 export const MIN_HOPS = 3;
 export const MAX_HOPS = 10;
+
+/** What the program stores for "no account" (a native route's recipient token account). */
+export const ZERO_ADDRESS = address('11111111111111111111111111111111');
 
 const TAGS = {
   config: 'TRCONFIG',
@@ -86,7 +98,8 @@ export interface Route {
   source: Address;
   mint: Address;
   recipient: Address;
-  recipientToken: Address;
+  /** The recipient's token account; null on a native-mint route (its wallet receives SOL). */
+  recipientToken: Address | null;
   keeper: Address;
   custody: Address;
   platformWallet: Address;
@@ -122,7 +135,7 @@ export interface Step {
 }
 
 const tag = fixDecoderSize(getBytesDecoder(), 8);
-const address = getAddressDecoder();
+const addressDecoder = getAddressDecoder();
 const u8 = getU8Decoder();
 const u16 = getU16Decoder();
 const u64 = getU64Decoder();
@@ -130,16 +143,16 @@ const i64 = getI64Decoder();
 
 const configDecoder = getStructDecoder([
   ['tag', tag],
-  ['admin', address],
-  ['screeningAuthority', address],
-  ['platformWallet', address],
+  ['admin', addressDecoder],
+  ['screeningAuthority', addressDecoder],
+  ['platformWallet', addressDecoder],
   ['screeningDepositLamports', u64],
   ['bump', padRightDecoder(u8, 7)],
 ]);
 
 const orchestratorDecoder = getStructDecoder([
   ['tag', tag],
-  ['source', address],
+  ['source', addressDecoder],
   ['openRoutes', getU32Decoder()],
   ['bump', padRightDecoder(u8, 3)],
   ['routesTotal', u64],
@@ -159,16 +172,16 @@ const routeDecoder = getStructDecoder([
   ['tokensLive', u16],
   ['inOrchestrator', padRightDecoder(getBooleanDecoder(), 3)],
   ['routeId', u64],
-  ['source', address],
-  ['mint', address],
-  ['recipient', address],
-  ['recipientToken', address],
-  ['keeper', address],
-  ['custody', address],
-  ['platformWallet', address],
-  ['platformFeeToken', address],
-  ['integratorWallet', address],
-  ['integratorFeeToken', address],
+  ['source', addressDecoder],
+  ['mint', addressDecoder],
+  ['recipient', addressDecoder],
+  ['recipientToken', addressDecoder],
+  ['keeper', addressDecoder],
+  ['custody', addressDecoder],
+  ['platformWallet', addressDecoder],
+  ['platformFeeToken', addressDecoder],
+  ['integratorWallet', addressDecoder],
+  ['integratorFeeToken', addressDecoder],
   ['amount', u64],
   ['netAmount', u64],
   ['platformFeeTokens', u64],
@@ -181,12 +194,12 @@ const routeDecoder = getStructDecoder([
   ['intervalSecs', i64],
   ['deadlineAt', i64],
   ['closedAt', i64],
-  ['hops', getArrayDecoder(address, { size: MAX_HOPS - 1 })],
+  ['hops', getArrayDecoder(addressDecoder, { size: MAX_HOPS - 1 })],
 ]);
 
 const stepDecoder = getStructDecoder([
   ['tag', tag],
-  ['route', address],
+  ['route', addressDecoder],
   ['index', u8],
   ['bump', u8],
   ['status', padRightDecoder(u8, 5)],
@@ -230,6 +243,7 @@ export function decodeRoute(data: ReadonlyUint8Array): Route {
   const raw = decodeTagged(routeDecoder, data, ROUTE_ACCOUNT_SIZE, 'route');
   return {
     ...raw,
+    recipientToken: raw.recipientToken === ZERO_ADDRESS ? null : raw.recipientToken,
     status: byIndex(ROUTE_STATUSES, raw.status, 'route status'),
     screening: byIndex(SCREENING_STATES, raw.screening, 'screening state'),
     hops: raw.hops.slice(0, raw.hopsRegistered),
@@ -242,10 +256,13 @@ export function decodeStep(data: ReadonlyUint8Array): Step {
   return { ...raw, status: byIndex(['pending', 'executed'] as const, raw.status, 'step status') };
 }
 
-/** The token account that holds a route's net amount before step `index` (`hopCount`: the recipient's). */
+/**
+ * The account that holds a route's net amount before step `index`: custody, the intermediate
+ * accounts, and for `hopCount` the recipient's token account (its wallet on a native-mint route).
+ */
 export function routeHolder(route: Route, index: number): Address {
   if (index === 0) return route.custody;
-  if (index === route.hopCount) return route.recipientToken;
+  if (index === route.hopCount) return route.recipientToken ?? route.recipient;
   const hop = route.hops[index - 1];
   if (!hop) throw new Error(`hop ${index - 1} is not registered`);
   return hop;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createNoopSigner, generateKeyPairSigner, type Instruction } from '@solana/kit';
-import type { Route } from './accounts.ts';
+import { NATIVE_MINT_ADDRESS, type Route } from './accounts.ts';
 import { planDeployment, planRecovery } from './bundle.ts';
 import { RouterInstruction } from './instructions.ts';
 import { findRouteAddresses } from './pda.ts';
@@ -65,6 +65,26 @@ test('deployment groups per hop count: one route-init transaction up to 6 hops, 
     assert.equal(created.length, hops - 1, 'every intermediate account signs exactly once');
   }
   assert.deepEqual(counts, [1, 1, 1, 1, 2, 2, 2, 2]);
+});
+
+test('a native-mint route creates no recipient token account; session init names the recipient wallet', async () => {
+  const input = await deploymentInput(4);
+  const terms = { ...input.terms, recipientToken: null };
+  const plan = planDeployment({ ...input, mint: NATIVE_MINT_ADDRESS, terms });
+  assert.deepEqual(
+    plan.sessionInit.map((group) => group.map(tag)),
+    [[RouterInstruction.InitSteps]],
+  );
+  const initSteps = plan.sessionInit[0]![0]!;
+  assert.equal(initSteps.accounts![3]!.address, terms.recipient);
+  const spl = planDeployment(input);
+  assert.equal(spl.sessionInit[0]!.at(-1)!.accounts![3]!.address, input.terms.recipientToken);
+
+  assert.throws(
+    () => planDeployment({ ...input, mint: NATIVE_MINT_ADDRESS }),
+    /a native-mint route names no recipient token account/,
+  );
+  assert.throws(() => planDeployment({ ...input, terms }), /the route needs the recipient token account/);
 });
 
 test('a partial deployment resumes with AddHops from the hop count on chain and skips existing steps', async () => {

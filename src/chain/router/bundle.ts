@@ -1,7 +1,7 @@
 import type { Address, Instruction, TransactionSigner } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { getCreateAssociatedTokenIdempotentInstruction } from '@solana-program/token';
-import type { Route } from './accounts.ts';
+import { isNativeMint, type Route } from './accounts.ts';
 import {
   getAddHopsInstruction,
   getCloseOrchestratorInstruction,
@@ -50,7 +50,10 @@ export interface DeploymentInput {
   hopSigners: readonly TransactionSigner[];
   /** What the chain already holds, for resuming a partial deployment. */
   onChain: { keeperFunded: boolean; route: Route | null; orchestratorExists: boolean };
-  /** Create the recipient's associated token account in the first session transaction (default true). */
+  /**
+   * Create the recipient's associated token account in the first session transaction (default
+   * true; never on a native-mint route, whose recipient receives SOL in its wallet).
+   */
   createRecipientTokenAccount?: boolean;
   programAddress?: Address;
 }
@@ -61,7 +64,7 @@ export interface DeploymentPlan {
   routeInit: Instruction[][];
   /** Sent as a legacy transaction; null when the orchestrator config exists. */
   orchestratorInit: Instruction[] | null;
-  /** Step states still missing (and the recipient's token account first). */
+  /** Step states still missing (and the recipient's token account first, except on a native-mint route). */
   sessionInit: Instruction[][];
   resume: {
     routeAlreadyDeployed: boolean;
@@ -76,6 +79,15 @@ export interface DeploymentPlan {
 export function planDeployment(input: DeploymentInput): DeploymentPlan {
   const programAddress = input.programAddress ?? ROUTER_PROGRAM_ADDRESS;
   const { terms, addresses, onChain } = input;
+  const native = isNativeMint(input.mint);
+  if (native !== (terms.recipientToken === null)) {
+    throw new Error(
+      native
+        ? 'a native-mint route names no recipient token account (the recipient receives SOL)'
+        : 'the route needs the recipient token account',
+    );
+  }
+  const recipientHolder = terms.recipientToken ?? terms.recipient;
   const intermediates = terms.hopCount - 1;
   const route = onChain.route;
   const existingHopCount = route?.hopsRegistered ?? 0;
@@ -137,17 +149,17 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
         source: input.source,
         route: addresses.route[0],
         orchestrator: addresses.orchestrator[0],
-        recipientToken: terms.recipientToken,
+        recipientHolder,
         steps: indices.map((index) => ({ index, pda: addresses.steps[index]! })),
       },
       programAddress,
     );
     const createRecipient =
-      n === 0 && (input.createRecipientTokenAccount ?? true)
+      n === 0 && !native && (input.createRecipientTokenAccount ?? true)
         ? [
             getCreateAssociatedTokenIdempotentInstruction({
               payer: input.source,
-              ata: terms.recipientToken,
+              ata: recipientHolder,
               owner: terms.recipient,
               mint: input.mint,
             }),

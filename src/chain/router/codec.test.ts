@@ -6,10 +6,13 @@ import {
   decodeRoute,
   decodeRouterConfig,
   decodeStep,
+  isNativeMint,
+  NATIVE_MINT_ADDRESS,
   ROUTE_ACCOUNT_SIZE,
   routeHolder,
   STEP_ACCOUNT_SIZE,
   stepReleaseAt,
+  ZERO_ADDRESS,
 } from './accounts.ts';
 import {
   getCreateRouteInstruction,
@@ -69,8 +72,26 @@ test('CreateRoute data follows the program struct: 184 bytes, fields at their C 
   assert.equal(v.getBigInt64(40, true), 1_767_225_660n);
   assert.equal(v.getBigInt64(48, true), 1_767_300_000n);
   assert.deepEqual(data.slice(56, 88), enc.encode(keeper!));
+  assert.deepEqual(data.slice(88, 120), enc.encode(recipient!));
+  assert.deepEqual(data.slice(120, 152), enc.encode(recipientToken!));
   assert.deepEqual(data.slice(152, 184), enc.encode(integratorWallet!));
   assert.equal(ix.accounts!.length, 10);
+
+  // A native-mint route names no recipient token account: the program reads 32 zero bytes.
+  const native = getCreateRouteInstruction({
+    source: createNoopSigner(a!),
+    route: [b!, 254 as never],
+    custody: [c!, 253 as never],
+    sourceToken: d!,
+    mint: NATIVE_MINT_ADDRESS,
+    config: f!,
+    platformFeeToken: f!,
+    integratorFeeToken: f!,
+    hops: [],
+    terms: { ...terms, recipientToken: null },
+  });
+  assert.deepEqual(new Uint8Array(native.data!).slice(120, 152), new Uint8Array(32));
+  assert.deepEqual(new Uint8Array(native.data!).slice(88, 120), enc.encode(recipient!));
 });
 
 test('config instructions follow the program structs', async () => {
@@ -145,6 +166,28 @@ test('route accounts decode field by field; holders and release times follow', a
   );
   assert.throws(() => decodeRoute(new Uint8Array(ROUTE_ACCOUNT_SIZE)), /not a route account/);
   assert.throws(() => decodeRoute(new Uint8Array(10)), /expected 736 bytes of route account data, got 10/);
+});
+
+test('a native-mint route has no recipient token account: its last holder is the recipient wallet', async () => {
+  const [source, custody, recipient, h0, h1] = (await addresses(5)) as Address[];
+  const data = routeBytes({
+    source: source!,
+    custody: custody!,
+    recipientToken: ZERO_ADDRESS,
+    hops: [h0!, h1!],
+  });
+  data.set(enc.encode(NATIVE_MINT_ADDRESS), 64);
+  data.set(enc.encode(recipient!), 96);
+  const route = decodeRoute(data);
+  assert.equal(route.mint, NATIVE_MINT_ADDRESS);
+  assert.equal(isNativeMint(route.mint), true);
+  assert.equal(isNativeMint(custody!), false);
+  assert.equal(route.recipient, recipient);
+  assert.equal(route.recipientToken, null);
+  assert.deepEqual(
+    [0, 1, 2, 3].map((i) => routeHolder(route, i)),
+    [custody, h0, h1, recipient],
+  );
 });
 
 test('step, orchestrator and config accounts decode', async () => {

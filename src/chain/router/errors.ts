@@ -22,12 +22,19 @@ export const ROUTER_ERRORS = {
   6014: { name: 'InvalidRentSysvar', message: 'the rent sysvar holds a threshold this program cannot apply' },
   6015: { name: 'InvalidHopCount', message: 'hop count outside 3..10' },
   6016: { name: 'InvalidFeeParameters', message: 'fee basis points above 10000' },
-  6017: { name: 'InvalidAmount', message: 'zero amount, or nothing left after the percentage fee' },
+  6017: {
+    name: 'InvalidAmount',
+    message: "zero amount, nothing left after the fee, or a native net amount below a wallet's rent",
+  },
   6018: { name: 'InvalidSchedule', message: 'release times or deadline inconsistent' },
   6019: { name: 'InvalidMint', message: "mint account invalid or not the route's mint" },
   6020: { name: 'InvalidTokenAccount', message: 'a token account is missing, uninitialised or malformed' },
   6021: { name: 'InvalidFeeAccount', message: 'a fee account is not the one fixed in the route or config' },
-  6022: { name: 'InvalidRouteParameters', message: 'keeper, recipient or fee wallet is the zero address' },
+  6022: {
+    name: 'InvalidRouteParameters',
+    message:
+      'a zero key, the route as recipient, or a recipient token account on a native route or none on an SPL one',
+  },
   6023: { name: 'HopCountMismatch', message: "the caller's existing hop count differs from the route's" },
   6024: { name: 'TooManyHops', message: 'more intermediate accounts than the route has hops' },
   6025: { name: 'RouteNotDeploying', message: 'the route is past deployment' },
@@ -37,7 +44,7 @@ export const ROUTER_ERRORS = {
   6029: { name: 'InvalidOrchestrator', message: 'orchestrator config missing or of another source' },
   6030: {
     name: 'InvalidRecipientAccount',
-    message: "recipient token account not the route's or not the recipient's",
+    message: "recipient token account (or native route's wallet) not the route's or not the recipient's",
   },
   6031: { name: 'NotKeeper', message: "signer is not the route's keeper" },
   6032: { name: 'RouteNotActive', message: 'the route is not in a state that allows this' },
@@ -47,8 +54,14 @@ export const ROUTER_ERRORS = {
   6036: { name: 'StepOutOfOrder', message: 'an earlier step has not run yet' },
   6037: { name: 'StepNotDue', message: "the step's release time has not come" },
   6038: { name: 'DeadlinePassed', message: "the route's deadline has passed" },
-  6039: { name: 'WrongSourceAccount', message: "the step's source token account is not the fixed one" },
-  6040: { name: 'WrongDestination', message: "the step's destination is not the fixed next hop" },
+  6039: {
+    name: 'WrongSourceAccount',
+    message: "the step's source token account is not the fixed one or holds too little",
+  },
+  6040: {
+    name: 'WrongDestination',
+    message: "the step's destination is not the fixed next hop (or recipient wallet)",
+  },
   6041: { name: 'NotSource', message: "signer is not the route's source wallet" },
   6042: { name: 'RouteSettled', message: 'a settled route cannot be rescued' },
   6043: { name: 'RouteNotRescuable', message: 'active and before its deadline' },

@@ -29,9 +29,11 @@ export const COMPUTE_UNIT_LIMITS = {
 /**
  * What deploying and running a route of `hops` hops puts on chain and signs: the accounts the
  * source pays rent for (by size), which of them come back after settlement, and the transactions
- * and signatures of the bundle and of the keeper's hops.
+ * and signatures of the bundle and of the keeper's hops. A `native` route (on the native mint)
+ * delivers SOL to the recipient's wallet, so it has no recipient token account.
  */
-export function routeFootprint(hops: number) {
+export function routeFootprint(input: { hops: number; native: boolean }) {
+  const { hops } = input;
   const intermediates = hops - 1;
   const addHopsTxs = Math.ceil(
     Math.max(0, intermediates - MAX_HOPS_IN_CREATE_ROUTE_TX) / MAX_HOPS_IN_ADD_HOPS_TX,
@@ -41,10 +43,14 @@ export function routeFootprint(hops: number) {
     /** The route account, its step states, and the keeper system account (which must stay rent exempt). */
     routeInitAccountSizes: [ROUTE_ACCOUNT_SIZE, ...Array<number>(hops).fill(STEP_ACCOUNT_SIZE), 0],
     orchestratorAccountSize: ORCHESTRATOR_ACCOUNT_SIZE,
-    /** Custody, the intermediate accounts and the recipient's associated token account. */
-    tokenAccounts: hops + 1,
+    /** Custody, the intermediate accounts and (except on a native route) the recipient's associated token account. */
+    tokenAccounts: input.native ? hops : hops + 1,
     tokenAccountSize: TOKEN_ACCOUNT_SIZE,
-    /** Token accounts closed back to the source after settlement (all but the recipient's). */
+    /**
+     * Token accounts whose rent returns to the source after settlement: all but the recipient's (a
+     * native route's last intermediate account is closed at settlement and its rent returns with
+     * the route account).
+     */
     refundableTokenAccounts: hops,
     /** Signatures: keeper funding, route init (source + one per intermediate account), orchestrator, session, hops. */
     signatures: 1 + (1 + addHopsTxs + intermediates) + 1 + sessionTxs + hops,

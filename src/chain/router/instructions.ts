@@ -19,7 +19,7 @@ import {
 } from '@solana/kit';
 import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
-import { type Route, routeHolder } from './accounts.ts';
+import { type Route, routeHolder, ZERO_ADDRESS } from './accounts.ts';
 import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /*
@@ -179,9 +179,13 @@ export interface RouteTerms {
   /** After this instant the route cannot execute and the source may rescue. */
   deadlineAt: bigint;
   keeper: Address;
+  /** The recipient's wallet; on a native-mint route it receives the net amount as SOL. */
   recipient: Address;
-  /** The recipient's token account for the mint (usually its associated token account). */
-  recipientToken: Address;
+  /**
+   * The recipient's token account for the mint (usually its associated token account); null on a
+   * native-mint route, which needs none (the program refuses one there and requires one elsewhere).
+   */
+  recipientToken: Address | null;
   integratorWallet: Address;
   /** Holds the config's screening deposit until the screening authority decides. */
   screeningRequired: boolean;
@@ -250,6 +254,7 @@ export function getCreateRouteInstruction(
         routeBump,
         custodyBump,
         ...input.terms,
+        recipientToken: input.terms.recipientToken ?? ZERO_ADDRESS,
       }),
     ),
   );
@@ -286,14 +291,16 @@ export function getAddHopsInstruction(
 /**
  * Creates step states (idempotent: existing ones are skipped). Needs every intermediate account
  * and the orchestrator config; creating the last step also checks the recipient's token account,
- * so create that first (e.g. CreateAssociatedTokenAccountIdempotent in the same transaction).
+ * so create that first (e.g. CreateAssociatedTokenAccountIdempotent in the same transaction). On a
+ * native-mint route `recipientHolder` is the recipient's wallet, which needs nothing.
  */
 export function getInitStepsInstruction(
   input: {
     source: TransactionSigner;
     route: Address;
     orchestrator: Address;
-    recipientToken: Address;
+    /** The route's last holder: the recipient's token account, or its wallet on a native-mint route. */
+    recipientHolder: Address;
     steps: readonly { index: number; pda: ProgramDerivedAddress }[];
   },
   programAddress: Address = ROUTER_PROGRAM_ADDRESS,
@@ -304,7 +311,7 @@ export function getInitStepsInstruction(
       signerMeta(input.source),
       writable(input.route),
       writable(input.orchestrator),
-      readonly(input.recipientToken),
+      readonly(input.recipientHolder),
       readonly(SYSTEM_PROGRAM_ADDRESS),
       ...input.steps.map((s) => writable(s.pda[0])),
     ],
@@ -343,6 +350,7 @@ export interface ExecuteStepAccounts {
   route: Address;
   step: Address;
   from: Address;
+  /** The next holder; on the last step of a native-mint route, the recipient's wallet. */
   to: Address;
   /** Present for the last step only: where the fees go at settlement. */
   settlement?: {
@@ -379,7 +387,10 @@ export function getExecuteStepAccounts(
   };
 }
 
-/** Moves the route's net amount one hop forward; signed (and paid) by the route's keeper. */
+/**
+ * Moves the route's net amount one hop forward; signed (and paid) by the route's keeper. The last
+ * step of a native-mint route unwraps: the recipient's wallet receives the net amount as SOL.
+ */
 export function getExecuteStepInstruction(
   input: { keeper: TransactionSigner; index: number; accounts: ExecuteStepAccounts },
   programAddress: Address = ROUTER_PROGRAM_ADDRESS,

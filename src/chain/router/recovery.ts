@@ -23,7 +23,11 @@ export type AccountReader = (addresses: Address[]) => Promise<readonly MaybeEnco
 export interface RouteSnapshot {
   routeAddress: Address;
   route: { lamports: bigint; data: Route } | null;
-  /** Custody and intermediate token accounts that exist. */
+  /**
+   * Custody and intermediate token accounts that exist: the lamports closing one returns to the
+   * source's wallet (its rent; wrapped SOL's lamports go with its tokens to the source's token
+   * account) and the tokens it holds.
+   */
   tokenAccounts: { address: Address; lamports: bigint; amount: bigint }[];
   /** Step states that exist. */
   steps: { address: Address; lamports: bigint; data: Step }[];
@@ -53,11 +57,12 @@ export async function readRouteSnapshot(
   const routeOwned = owned(routeAccount);
   const route = routeOwned ? { lamports: routeOwned.lamports, data: decodeRoute(routeOwned.data) } : null;
   const hopAccounts = route && route.data.hops.length > 0 ? await read(route.data.hops) : [];
-  const tokenAccounts = [custodyAccount, ...hopAccounts].flatMap((a) =>
-    a?.exists && a.data.length === TOKEN_ACCOUNT_SIZE
-      ? [{ address: a.address, lamports: a.lamports, amount: tokenDecoder.decode(a.data).amount }]
-      : [],
-  );
+  const tokenAccounts = [custodyAccount, ...hopAccounts].flatMap((a) => {
+    if (!a?.exists || a.data.length !== TOKEN_ACCOUNT_SIZE) return [];
+    const { amount, isNative } = tokenDecoder.decode(a.data);
+    const lamports = isNative.__option === 'Some' ? a.lamports - amount : a.lamports;
+    return [{ address: a.address, lamports, amount }];
+  });
   const steps = stepAccounts.flatMap((a) => {
     const s = owned(a);
     return s ? [{ address: s.address, lamports: s.lamports, data: decodeStep(s.data) }] : [];
