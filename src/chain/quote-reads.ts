@@ -79,12 +79,12 @@ export function createSolCostEstimator(deps: {
 
   return {
     async estimate(
-      input: { hops: number; protocolFlatFeeLamports: bigint; mint?: string },
+      input: { hops: number; protocolFlatFeeLamports: bigint; mint: string },
       signal?: AbortSignal,
     ): Promise<SolCosts> {
       const footprint = routeFootprint({
         hops: input.hops,
-        native: input.mint !== undefined && isNativeMint(input.mint),
+        native: isNativeMint(input.mint),
       });
       const sizes = [
         ...new Set([

@@ -12,9 +12,12 @@ export interface MintLookupReader {
   lookupMint(mint: string, options?: { signal?: AbortSignal }): Promise<MintLookup>;
 }
 
-/** Prices the SOL side of a route of `hops` hops from real rent and account sizes. */
+/** Prices the SOL side of a route of `hops` hops for a mint from real rent and account sizes. */
 export interface SolCostEstimator {
-  estimate(input: { hops: number; protocolFlatFeeLamports: bigint }, signal?: AbortSignal): Promise<SolCosts>;
+  estimate(
+    input: { hops: number; protocolFlatFeeLamports: bigint; mint: string },
+    signal?: AbortSignal,
+  ): Promise<SolCosts>;
 }
 
 export interface PricingDeps {
@@ -38,6 +41,13 @@ export interface PricedRequest {
   price: PriceQuote;
   fees: FeeQuote;
 }
+
+/**
+ * The least a native SOL route may deliver: the last hop pays the recipient's wallet in lamports,
+ * and a wallet that does not exist yet must end rent exempt (the router program refuses less).
+ * The rent-exempt minimum of an empty account, the same on every cluster.
+ */
+const MIN_NATIVE_DELIVERY_LAMPORTS = 890_880n;
 
 /** How long a request waits for the chain and price sources before answering MH_091. */
 const DEPENDENCY_DEADLINE_MS = 8_000;
@@ -116,5 +126,12 @@ export async function priceRequest(
     hops,
   });
   if (!quoted.ok) throw issueError(quoted.error);
+  if (input.tokenMint === NATIVE_SOL_MINT && quoted.value.netDeliveredRaw < MIN_NATIVE_DELIVERY_LAMPORTS) {
+    throw new AppError(
+      'MH_012',
+      `Amount is too small: a SOL transfer must deliver at least ${MIN_NATIVE_DELIVERY_LAMPORTS} lamports after fees (a wallet's rent-exempt minimum).`,
+      { param: 'amountRaw' },
+    );
+  }
   return { decimals, hops, price, fees: quoted.value };
 }

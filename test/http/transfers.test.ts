@@ -14,10 +14,11 @@ const SOL_MINT = 'So11111111111111111111111111111111111111112';
 const rent = (bytes: number) => (128 + bytes) * 6960;
 
 /** The SOL side the estimate must show for `hops` hops, re-derived from the program's account sizes. */
-function expectedSol(hops: number, flatFee: number) {
+/** The SOL side of a route; a native SOL route has no recipient token account (the last hop unwraps). */
+function expectedSol(hops: number, flatFee: number, mint: 'native' | 'spl') {
   const routeInit = rent(736) + hops * rent(72) + rent(0);
   const orchestrator = rent(56);
-  const ata = (hops + 1) * rent(165);
+  const ata = (mint === 'native' ? hops : hops + 1) * rent(165);
   const addHopsTxs = Math.ceil(Math.max(0, hops - 1 - 5) / 8);
   const signatures = 1 + (1 + addHopsTxs + (hops - 1)) + 1 + 1 + hops;
   const required = routeInit + orchestrator + ata + signatures * 5000 + flatFee;
@@ -71,7 +72,7 @@ describe('POST /transfers/estimate', () => {
       usdEquivalent: 150,
       isTestMode: true,
       tokens: { amountRaw: '1000000000', feeRaw: '10000000', netDeliveredRaw: '990000000', decimals: 9 },
-      sol: expectedSol(7, 70000),
+      sol: expectedSol(7, 70000, 'native'),
     });
   });
 
@@ -100,7 +101,7 @@ describe('POST /transfers/estimate', () => {
       netDeliveredRaw: '99000000',
       decimals: 6,
     });
-    assert.deepEqual(exactly.sol, expectedSol(3, 30000));
+    assert.deepEqual(exactly.sol, expectedSol(3, 30000, 'spl'));
   });
 
   test('10 hops: the SOL side grows with the route', async () => {
@@ -110,7 +111,7 @@ describe('POST /transfers/estimate', () => {
       tokenPriceUsd: 1,
       hops: 10,
     });
-    assert.deepEqual(response.json().sol, expectedSol(10, 100000));
+    assert.deepEqual(response.json().sol, expectedSol(10, 100000, 'spl'));
   });
 
   test('the integration default hops and fee overrides apply', async () => {
@@ -136,7 +137,7 @@ describe('POST /transfers/estimate', () => {
     assert.equal(body.totalFlatFeeLamports, 80000);
     assert.equal(body.integratorFlatShare, 40000);
     assert.equal(body.isTestMode, false);
-    assert.deepEqual(body.sol, expectedSol(4, 80000));
+    assert.deepEqual(body.sol, expectedSol(4, 80000, 'spl'));
   });
 
   test('tokenDecimals must agree with the mint on chain (MH_016)', async () => {
@@ -197,6 +198,17 @@ describe('POST /transfers/estimate', () => {
       param: 'amountRaw',
     });
     assert.equal((await estimate({ amountRaw: '0' })).code, 'MH_012');
+    // Native SOL: the recipient's wallet must end rent exempt, whatever the USD value.
+    const sol = (amountRaw: string) =>
+      caller
+        .post('/api/v1/transfers/estimate', { tokenMint: SOL_MINT, amountRaw, tokenPriceUsd: 10_000 })
+        .then((r) => r.json());
+    // About 9 USD: the micro tier, 150 bps. 904,446 - ceil(1.5%) = 890,879 delivered.
+    const tooLittle = (await sol('904446')).error;
+    assert.equal(tooLittle.code, 'MH_012');
+    assert.equal(tooLittle.param, 'amountRaw');
+    assert.match(tooLittle.message, /at least 890880 lamports/);
+    assert.equal((await sol('904447')).tokens.netDeliveredRaw, '890880');
     for (const amountRaw of ['-1', '1.5', 'abc', '18446744073709551616', '', 1000000]) {
       const error = await estimate({ amountRaw });
       assert.equal(error.code, 'MH_016', String(amountRaw));

@@ -36,7 +36,11 @@ export async function estimateRoute(
       const { fees } = priced;
       const sol = summariseSolCosts(
         await deps.solCosts.estimate(
-          { hops: priced.hops, protocolFlatFeeLamports: fees.totalFlatFeeLamports },
+          {
+            hops: priced.hops,
+            protocolFlatFeeLamports: fees.totalFlatFeeLamports,
+            mint: request.body.tokenMint,
+          },
           signal,
         ),
       );
