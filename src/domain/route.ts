@@ -1,0 +1,81 @@
+import type { TransferPhase, TransferStatus } from './transfer.ts';
+
+/** Solana's base fee per signature. */
+export const LAMPORTS_PER_SIGNATURE = 5_000n;
+
+const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
+
+/** The priority fee of a transaction: its compute-unit limit at a price per unit, rounded up as the runtime does. */
+export function priorityFeeLamports(computeUnitLimit: number, microLamportsPerCu: bigint): bigint {
+  return (BigInt(computeUnitLimit) * microLamportsPerCu + MICRO_LAMPORTS_PER_LAMPORT - 1n) / MICRO_LAMPORTS_PER_LAMPORT;
+}
+
+/** When a route's steps are due, and until when it may run (unix seconds of the chain's clock). */
+export interface RouteSchedule {
+  /** Step 0 (hop 1) is due then; step i at `firstReleaseAt + i * intervalSecs`. */
+  firstReleaseAt: bigint;
+  intervalSecs: number;
+  /** After it the route cannot execute and the source may rescue it. */
+  deadlineAt: bigint;
+}
+
+/**
+ * The schedule of a route deployed at `t0` (the chain's clock when prepare builds the route
+ * creation): hop k of n is due at `t0 + k * floor(arrivalSeconds / n)`, so the last lands by
+ * `t0 + arrivalSeconds`; the deadline is the last hop's due time plus `graceSeconds`.
+ */
+export function routeSchedule(input: {
+  t0: bigint;
+  arrivalSeconds: number;
+  hops: number;
+  graceSeconds: number;
+}): RouteSchedule {
+  const intervalSecs = Math.floor(input.arrivalSeconds / input.hops);
+  const interval = BigInt(intervalSecs);
+  return {
+    firstReleaseAt: input.t0 + interval,
+    intervalSecs,
+    deadlineAt: input.t0 + interval * BigInt(input.hops) + BigInt(input.graceSeconds),
+  };
+}
+
+/**
+ * What the keeper is funded with: the rent-exempt minimum of a system account, plus for each hop
+ * its signature fee and its priority fee at the bundle's price, plus one more hop's worth as a
+ * margin for a retried transaction (decisions, "Keeper funding").
+ */
+export function keeperFundingLamports(input: {
+  hops: number;
+  rentExemptMinimum: bigint;
+  hopComputeUnitLimit: number;
+  microLamportsPerCu: bigint;
+}): bigint {
+  const perHop = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(input.hopComputeUnitLimit, input.microLamportsPerCu);
+  return input.rentExemptMinimum + perHop * BigInt(input.hops + 1);
+}
+
+/**
+ * The status a phase shows (decisions, "Status and phase"). `quoted` is `quote` until a bundle
+ * was prepared, `awaiting_signature` after.
+ */
+export function statusOfPhase(phase: TransferPhase, prepared: boolean): TransferStatus {
+  switch (phase) {
+    case 'quoted':
+      return prepared ? 'awaiting_signature' : 'quote';
+    case 'funding':
+    case 'deploying':
+      return 'awaiting_signature';
+    case 'executing':
+      return 'processing';
+    case 'settled':
+    case 'reclaimed':
+      return 'completed';
+    case 'failed':
+    case 'recoverable':
+      return 'failed';
+    case 'rescued':
+      return 'refunded';
+    case 'expired':
+      return 'expired';
+  }
+}
