@@ -11,12 +11,10 @@ import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
   serializerCompiler,
-  validatorCompiler,
 } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import secureJson from 'secure-json-parse';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
@@ -25,9 +23,11 @@ import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
 import { type AuthContext, createAuthenticator } from './auth.ts';
-import { registerErrorHandling } from './errors.ts';
+import { answerFrameworkError, registerErrorHandling } from './errors.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerMetrics } from './metrics.ts';
+import { parseQuery, registerJsonParser } from './parsing.ts';
+import { answerUnroutedRequests, createClientErrorHandler, type HttpTimeouts } from './protocol-errors.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
@@ -38,9 +38,12 @@ import { usageRoutes } from './routes/usage.ts';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.ts';
 import { webhookEndpointActionRoutes } from './routes/webhook-endpoint-actions.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { refuseUndeclaredInput, validatorCompiler } from './validation.ts';
 
 export interface AppConfig {
   bodyLimitBytes: number;
+  /** Connection timeouts: a request that does not arrive in time is answered 408. */
+  timeouts: HttpTimeouts;
   metricsEnabled: boolean;
   authCacheMs: number;
   /** How long GET /transfers/{id} may serve a transfer from memory (0: never); changes evict it at once. */
@@ -93,17 +96,38 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 function createFastify(deps: AppDeps) {
-  return Fastify({
+  const requestId = createRequestIdGenerator();
+  const { timeouts } = deps.config;
+  const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below with the route and caller.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
-    genReqId: createRequestIdGenerator(),
+    genReqId: requestId,
     bodyLimit: deps.config.bodyLimitBytes,
     // Requests arriving while closing get the error envelope from the onRequest hook below.
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQuery },
+    // A path the router cannot decode or that is too long, before any hook runs.
+    frameworkErrors: answerFrameworkError,
+    // What Node refuses before Fastify sees a request, a timed-out request included.
+    clientErrorHandler: createClientErrorHandler({
+      newRequestId: () => requestId(),
+      timeouts,
+      log: deps.logger as FastifyBaseLogger,
+    }),
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: timeouts.headersMs,
+      // Node checks the two timeouts on this period (30 s by default, which would let a request
+      // overstay its timeout by as much); checking every second is cheap.
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeouts.headersMs / 4)),
+    },
   });
+  answerUnroutedRequests(app.server, requestId);
+  return app;
 }
 
 async function configure(app: FastifyInstance, deps: AppDeps) {
@@ -111,6 +135,7 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   registerJsonParser(app);
+  refuseUndeclaredInput(app, ['/api/v1/', '/admin/v1/']);
 
   // While shutting down, a request that still arrives on a kept-alive connection is refused with
   // MH_091, answers still in flight tell their clients not to reuse the connection, and
@@ -362,27 +387,4 @@ function assertAdmin(request: FastifyRequest, adminToken: string) {
 
 function databaseCheck(db: Db): ReadinessCheck {
   return { name: 'database', check: async () => void (await db.query('SELECT 1')) };
-}
-
-/**
- * JSON bodies parsed with prototype-poisoning protection; an empty body counts as no body, so
- * POSTs whose body is optional work with or without `Content-Type: application/json`.
- */
-function registerJsonParser(app: FastifyInstance) {
-  // JSON only: any other body type is refused with 415.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch (error) {
-      done(
-        new AppError('MH_016', `The request body is not valid JSON: ${(error as Error).message}`, {
-          param: 'body',
-        }),
-        undefined,
-      );
-    }
-  });
 }

@@ -35,7 +35,8 @@ export function markClaimSettled(request: FastifyRequest) {
  * Stripe's idempotency for POST requests of a scope: the first response to a key (status and
  * body, errors included) is stored and replayed for the key's lifetime with
  * `Idempotent-Replayed: true`; the same key with a different request is MH_071, and while the
- * first is still running MH_072. A 503 is not stored, so a retry after an outage can run.
+ * first is still running MH_072. A 5xx is not stored: it says the service failed, not that the
+ * request did, so a retry with the same key runs again.
  */
 export function registerIdempotency(
   scope: FastifyInstance,
@@ -111,7 +112,7 @@ export function registerIdempotency(
     if (!claim || claim.settled) return payload;
     claim.settled = true;
     try {
-      if (reply.statusCode === 503 || typeof payload !== 'string') await deps.store.release(claim);
+      if (reply.statusCode >= 500 || typeof payload !== 'string') await deps.store.release(claim);
       else {
         await deps.store.complete({
           ...claim,
