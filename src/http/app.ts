@@ -15,6 +15,7 @@ import {
 import type { Redis } from 'ioredis';
 import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { z } from 'zod';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
@@ -197,7 +198,7 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform: (input) => markOptionalBody(jsonSchemaTransform(input), input.schema?.body),
     transformObject: (input) => describeApiConventions(jsonSchemaTransformObject(input) as OpenApiDocument),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
@@ -284,18 +285,42 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
   }
 }
 
-type OpenApiOperation = { parameters?: unknown[]; security?: unknown[]; description?: string };
+type OpenApiOperation = {
+  parameters?: unknown[];
+  security?: unknown[];
+  description?: string;
+  requestBody?: { required?: boolean };
+  [OPTIONAL_BODY]?: boolean;
+};
 type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> };
+
+/** Marks, for {@link describeApiConventions}, an operation whose body may be left out. */
+const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * Marks a route whose body schema accepts no body: @fastify/swagger documents every body as
+ * required, and copies `x-` keys of the route's schema onto its operation.
+ */
+function markOptionalBody<T extends { schema: unknown }>(transformed: T, body: unknown): T {
+  if (!(body instanceof z.ZodType) || !body.safeParse(undefined).success) return transformed;
+  return { ...transformed, schema: { ...(transformed.schema as object), [OPTIONAL_BODY]: true } };
+}
 
 /** Routes whose POST honours an Idempotency-Key without requiring one (decision C7). */
 const OPTIONAL_IDEMPOTENCY = new Set(['/api/v1/transfers/estimate']);
 
 /**
  * Adds to the generated document what the API's hooks enforce rather than its schemas: the API-key
- * security of every /api/v1 operation and the Idempotency-Key header of POSTs.
+ * security of every /api/v1 operation and the Idempotency-Key header of POSTs; and says which
+ * bodies may be left out.
  */
 function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      if (!operation[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) operation.requestBody.required = false;
+    }
     if (!path.startsWith('/api/v1/')) continue;
     for (const [method, operation] of Object.entries(operations)) {
       operation.security = [{ apiKey: [] }, { bearer: [] }];

@@ -110,6 +110,23 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(id.schema, { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
   });
 
+  test('bodies are documented as required only where the server requires one', () => {
+    const required = (path: string) =>
+      (document.paths[path]!.post as unknown as { requestBody?: { required: boolean } }).requestBody
+        ?.required;
+    assert.equal(required('/api/v1/transfers'), true);
+    assert.equal(required('/api/v1/webhooks'), true);
+    for (const path of [
+      '/api/v1/webhooks/{endpointId}/rotate-secret',
+      '/api/v1/webhooks/{endpointId}/enable',
+      '/api/v1/webhooks/{endpointId}/test',
+      '/api/v1/events/{eventId}/resend',
+    ]) {
+      assert.equal(required(path), false, path);
+    }
+    assert.ok(!JSON.stringify(document).includes('x-optional-body'));
+  });
+
   test('real responses, successes and errors, match the documented schemas', async () => {
     const mint = await createMint(t.chain, { decimals: 6 });
     const source = (await generateKeyPairSigner()).address;
