@@ -4,6 +4,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   LogController,
 } from 'fastify';
@@ -84,9 +85,12 @@ declare module 'fastify' {
 
 /** Builds the Fastify app: API under /api/v1, admin under /admin/v1, docs, health and metrics. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = createFastify(deps);
+  // Requests the router refuses are answered before any hook runs, so they are recorded (metrics,
+  // log line) through the recorder the configured app hands back.
+  let recordResponse: ResponseRecorder | undefined;
+  const app = createFastify(deps, (request, reply) => recordResponse?.(request, reply));
   try {
-    await configure(app, deps);
+    recordResponse = await configure(app, deps);
     await app.ready();
     return app;
   } catch (error) {
@@ -96,7 +100,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 }
 
-function createFastify(deps: AppDeps) {
+/** Records one answered request: its metrics and its log line. */
+type ResponseRecorder = (request: FastifyRequest, reply: FastifyReply) => void;
+
+function createFastify(deps: AppDeps, recordRefusal: ResponseRecorder) {
   const requestId = createRequestIdGenerator();
   const { timeouts } = deps.config;
   const app = Fastify({
@@ -110,7 +117,10 @@ function createFastify(deps: AppDeps) {
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQuery },
     // A path the router cannot decode or that is too long, before any hook runs.
-    frameworkErrors: answerFrameworkError,
+    frameworkErrors: (error, request, reply) => {
+      reply.raw.once('finish', () => recordRefusal(request, reply));
+      return answerFrameworkError(error, request, reply);
+    },
     // What Node refuses before Fastify sees a request, a timed-out request included.
     clientErrorHandler: createClientErrorHandler({
       newRequestId: () => requestId(),
@@ -131,7 +141,7 @@ function createFastify(deps: AppDeps) {
   return app;
 }
 
-async function configure(app: FastifyInstance, deps: AppDeps) {
+async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseRecorder> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
@@ -166,9 +176,9 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
 
   const logsRequests = deps.logger.isLevelEnabled('info');
   const observe = deps.config.metricsEnabled ? registerMetrics(app, deps.metricsRegistry) : undefined;
-  app.addHook('onResponse', (request, reply, done) => {
+  const recordResponse: ResponseRecorder = (request, reply) => {
     observe?.(request, reply);
-    if (!logsRequests) return done();
+    if (!logsRequests) return;
     request.log.info(
       {
         method: request.method,
@@ -179,6 +189,9 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
       },
       'request',
     );
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    recordResponse(request, reply);
     done();
   });
 
@@ -283,6 +296,7 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
       { prefix: '/admin/v1' },
     );
   }
+  return recordResponse;
 }
 
 type OpenApiOperation = {

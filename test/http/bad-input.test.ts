@@ -275,9 +275,19 @@ describe('bad input is refused with the envelope, before it reaches the database
   });
 
   test('the router’s own refusals, a malformed or over-long path, are the envelope too', async () => {
+    const counted = async (status: number) => {
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const line = new RegExp(
+        `http_requests_total\\{method="GET",route="unmatched",status="${status}"\\} (\\d+)`,
+      );
+      return Number(line.exec(metrics)?.[1] ?? 0);
+    };
+    const before = [await counted(400), await counted(414)];
     const malformed = await caller.get('/api/v1/transfers/by-external/%zz');
     assert.match(assertRefused(malformed, 400, 'MH_016'), /not valid percent-encoded UTF-8/);
     assertRefused(await caller.get(`/api/v1/transfers/by-external/${'a'.repeat(300)}`), 414, 'MH_016');
+    // Counted like every answered request, though no hook ran for them.
+    assert.deepEqual([await counted(400), await counted(414)], [before[0]! + 1, before[1]! + 1]);
     // Longer than the field allows but within the router's limit: the field's own error.
     assertRefused(
       await caller.get(`/api/v1/transfers/by-external/${'a'.repeat(129)}`),

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 interface RawAnswer {
   status: number;
@@ -20,12 +21,18 @@ describe('protocol-level refusals on a real socket', () => {
   let t: TestApp;
   let caller: Caller;
   let port: number;
+  let hanging: Receiver;
   before(async () => {
-    t = await createTestApp({ config: { timeouts } });
+    // The webhook ping outlasts the request timeout, to show that only arriving is timed.
+    t = await createTestApp({ config: { timeouts, webhookPingTimeoutMs: 1_500 } });
     caller = await t.newCaller();
     port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+    hanging = await startReceiver('hang');
   });
-  after(() => t.close());
+  after(async () => {
+    await hanging.close();
+    await t.close();
+  });
 
   /** Writes bytes on one connection and reads every answer until the server closes it. */
   async function exchange(raw: string | Buffer): Promise<RawAnswer[]> {
@@ -115,6 +122,15 @@ describe('protocol-level refusals on a real socket', () => {
       'slow-body-0001',
     ]);
     assert.equal(claims.rows.length, 0);
+  });
+
+  test('a request that has arrived is not cut off by the request timeout while it runs', async () => {
+    const body = JSON.stringify({ url: hanging.url });
+    const answers = await exchange(
+      `${head('POST /api/v1/webhooks HTTP/1.1', ['Content-Type: application/json', 'Idempotency-Key: slow-handler-01', `Content-Length: ${body.length}`])}${body}`,
+    );
+    // The ping gave up after 1.5 s, longer than the 1 s request timeout: the route's own answer.
+    assert.match(assertEnvelope(answers, 400, 'MH_050'), /unreachable/);
   });
 
   test('headers that never finish arriving, or a connection that sends nothing, are answered 408', async () => {
