@@ -14,9 +14,27 @@ function textProblem(text: string): string | undefined {
 }
 
 /**
- * The first string of a request part, value or key at any depth, that {@link textProblem}
- * refuses. Walked with a stack of its own, so no nesting can exhaust the call stack.
+ * Whether any string of a request part, value or key at any depth, is one {@link textProblem}
+ * refuses: the cheap walk every request takes (no paths built). Walked with a stack of its own,
+ * so no nesting can exhaust the call stack.
  */
+function holdsBadText(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current === 'string') {
+      if (textProblem(current)) return true;
+    } else if (current !== null && typeof current === 'object') {
+      for (const key in current) {
+        if (textProblem(key)) return true;
+        pending.push((current as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
+/** The first string {@link holdsBadText} found, with the path that names its field. */
 function findTextProblem(value: unknown): Problem | undefined {
   const pending: { value: unknown; path: string[] }[] = [{ value, path: [] }];
   while (pending.length > 0) {
@@ -48,25 +66,38 @@ function findQueryProblem(query: ParsedQuery): Problem | undefined {
   return undefined;
 }
 
-/** Checks a request part before its schema reads it, reporting like a schema issue of the field. */
-function guardFor(httpPart: string | undefined) {
-  return z.unknown().superRefine((value, context) => {
-    const problem =
-      (httpPart === 'querystring' && value !== null && typeof value === 'object'
-        ? findQueryProblem(value as ParsedQuery)
-        : undefined) ?? findTextProblem(value);
-    if (problem) context.addIssue({ code: 'custom', path: problem.path, message: problem.message });
-  });
+/** What no field of a request part may hold, however its schema reads it. */
+function problemOf(httpPart: string | undefined, value: unknown): Problem | undefined {
+  const queryProblem =
+    httpPart === 'querystring' && value !== null && typeof value === 'object'
+      ? findQueryProblem(value as ParsedQuery)
+      : undefined;
+  return queryProblem ?? (holdsBadText(value) ? findTextProblem(value) : undefined);
+}
+
+/** A schema that refuses {@link problemOf} like a schema issue of the field, then reads with `schema`. */
+function guarded(schema: z.ZodType, httpPart: string | undefined) {
+  return z
+    .unknown()
+    .superRefine((value, context) => {
+      const problem = problemOf(httpPart, value);
+      if (problem) context.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+    })
+    .pipe(schema);
 }
 
 /**
  * The zod validation of every request part, which first refuses what no field may hold however
  * its schema reads: text PostgreSQL cannot store or would alter (NUL, unpaired surrogates) in
  * body, path and query alike, and malformed or repeated query parameters. Refusals name the
- * field, whose own error code applies (`externalId` MH_015, wallets MH_011, ...).
+ * field, whose own error code applies (`externalId` MH_015, wallets MH_011, ...). Only a part
+ * found at fault goes through the guarded schema, so well-formed requests pay just the walk.
  */
-export const validatorCompiler: FastifySchemaCompiler<z.ZodType> = (route) =>
-  zodValidatorCompiler({ ...route, schema: guardFor(route.httpPart).pipe(route.schema) });
+export const validatorCompiler: FastifySchemaCompiler<z.ZodType> = (route) => {
+  const validate = zodValidatorCompiler(route);
+  const refuse = zodValidatorCompiler({ ...route, schema: guarded(route.schema, route.httpPart) });
+  return (data) => (problemOf(route.httpPart, data) ? refuse(data) : validate(data));
+};
 
 const noQuery = z.object({}).strict();
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
