@@ -130,6 +130,8 @@ function createFastify(deps: AppDeps, recordRefusal: ResponseRecorder) {
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
     http: {
+      // Checked by the onRequest hook below, which answers with the envelope.
+      requireHostHeader: false,
       requestTimeout: timeouts.requestMs,
       headersTimeout: timeouts.headersMs,
       // Node checks the two timeouts on this period (30 s by default, which would let a request
@@ -161,12 +163,18 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
   // Hot-path hooks take a callback rather than returning a promise: one microtask less each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (!closing) return done();
-    done(
-      new AppError('MH_091', 'The service is restarting. Retry in a few seconds.', {
-        headers: { 'retry-after': '5' },
-      }),
-    );
+    if (closing) {
+      return done(
+        new AppError('MH_091', 'The service is restarting. Retry in a few seconds.', {
+          headers: { 'retry-after': '5' },
+        }),
+      );
+    }
+    // HTTP/1.1 requires Host (RFC 9112); Node's own refusal would be a bare 400, so it is checked here.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      return done(new AppError('MH_016', 'An HTTP/1.1 request must carry a Host header.', { param: 'Host' }));
+    }
+    done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');

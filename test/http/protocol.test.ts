@@ -98,6 +98,14 @@ describe('protocol-level refusals on a real socket', () => {
     assert.match(assertEnvelope(huge, 431), /larger than 16384 bytes/);
   });
 
+  test('an HTTP/1.1 request without Host, which Node would refuse with a bare 400', async () => {
+    const answer = await exchange('GET /api/v1/transfers HTTP/1.1\r\nConnection: close\r\n\r\n');
+    assert.match(assertEnvelope(answer, 400), /must carry a Host header/);
+    assert.equal(JSON.parse(answer.body).error.param, 'Host');
+    // HTTP/1.0 has no Host requirement: the request goes on (to authentication).
+    assertEnvelope(await exchange('GET /api/v1/transfers HTTP/1.0\r\n\r\n'), 401, 'MH_001');
+  });
+
   test('a body that never finishes arriving is answered 408 and the connection closed', async () => {
     const started = Date.now();
     const answer = await exchange(
