@@ -8,7 +8,7 @@ import { AppError } from '../domain/errors.ts';
  * (`settings.fees.tiers[0].name`); anything far deeper is refused before code that walks values
  * recursively (fingerprinting, validation) could exhaust the stack on it.
  */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 /** True when JSON text nests arrays and objects deeper than `limit`; brackets inside strings do not count. */
 function nestsDeeperThan(text: string, limit: number): boolean {

@@ -33,15 +33,15 @@ export const paginationSchema = z
   .meta({ id: 'Pagination' });
 
 /** The largest id: ids travel as JSON numbers, which are exact only up to 2^53 - 1. */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
+const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 /** Canonical decimal digits: no sign, no leading zero, no spaces, exponent or hexadecimal. */
 const DECIMAL_DIGITS = /^(?:0|[1-9][0-9]*)$/;
 
 /**
  * An integer carried as text (a path or query parameter): canonical decimal digits only, so `01`,
- * `+1`, `1e0`, `0x1` and ` 1` are refused rather than read as 1. The document shows `number`'s
- * integer schema, which is what a client sends.
+ * `+1`, `1e0`, `0x1` and ` 1` are refused rather than read as 1. The OpenAPI document shows the
+ * integer schema of `number`: a client sends an integer, which always prints in that form.
  */
 function decimal<T extends z.ZodType>(number: T) {
   return z.preprocess(
