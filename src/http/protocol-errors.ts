@@ -77,8 +77,11 @@ export function createClientErrorHandler(deps: {
   log: FastifyBaseLogger;
 }) {
   return (error: ConnectionError, socket: Duplex) => {
-    // A reset means the client is gone: there is nobody to answer.
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // A reset, or the connection closed mid-request, means the client is gone: nobody to answer.
+    if (error.code === 'ECONNRESET' || error.code === 'HPE_INVALID_EOF_STATE' || socket.destroyed) {
+      socket.destroy();
+      return;
+    }
     // As Node checks: an answer already being written to this connection cannot be replaced
     // without corrupting it, so the connection is only closed.
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
@@ -22,9 +24,13 @@ describe('protocol-level refusals on a real socket', () => {
   let caller: Caller;
   let port: number;
   let hanging: Receiver;
+  const logged: { level: number; msg: string; code?: string }[] = [];
   before(async () => {
-    // The webhook ping outlasts the request timeout, to show that only arriving is timed.
-    t = await createTestApp({ config: { timeouts, webhookPingTimeoutMs: 1_500 } });
+    t = await createTestApp({
+      // The webhook ping outlasts the request timeout, to show that only arriving is timed.
+      config: { timeouts, webhookPingTimeoutMs: 1_500 },
+      logger: pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) }),
+    });
     caller = await t.newCaller();
     port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
     hanging = await startReceiver('hang');
@@ -128,6 +134,27 @@ describe('protocol-level refusals on a real socket', () => {
     );
     // The ping gave up after 1.5 s, longer than the 1 s request timeout: the route's own answer.
     assert.match(assertEnvelope(answer, 400, 'MH_050'), /unreachable/);
+  });
+
+  test('a client that goes away in the middle of its body is not logged as a failure', async () => {
+    const socket = connect(port, '127.0.0.1');
+    const arrived = once(t.app.server, 'request') as Promise<[IncomingMessage]>;
+    socket.write(
+      `${head('POST /api/v1/webhooks HTTP/1.1', ['Content-Type: application/json', 'Content-Length: 40']).replace('Connection: close\r\n', '')}{"url":`,
+    );
+    const [request] = await arrived;
+    // Once the app reads the body, the client leaves.
+    await once(request, 'resume');
+    const from = logged.length;
+    const closed = new Promise((resolve) => request.on('close', resolve));
+    socket.destroy();
+    await closed;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      logged.slice(from).filter((line) => line.level >= 50 || line.msg === 'connection refused'),
+      [],
+      'neither a service failure nor a refusal nobody reads',
+    );
   });
 
   test('headers that never finish arriving, or a connection that sends nothing, are answered 408', async () => {
