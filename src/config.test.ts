@@ -11,6 +11,7 @@ test('defaults describe a local service on embedded stores', () => {
     host: '127.0.0.1',
     bodyLimitBytes: 65536,
     shutdownGraceMs: 25_000,
+    timeouts: { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 },
   });
   assert.equal(config.dataDir, resolve('./data'));
   assert.equal(config.database.url, undefined);
@@ -111,4 +112,18 @@ test("the admin CLI's defaults: a URL only when the environment names one, with 
     from: 'TRANSFER_ROUTER_URL',
   });
   assert.equal(loadCliDefaults({}).dataDir, resolve('./data'));
+});
+
+test('HTTP timeouts are set in seconds, and the headers cannot be allowed longer than the request', () => {
+  const config = loadConfig({
+    REQUEST_TIMEOUT_SECONDS: '20',
+    HEADERS_TIMEOUT_SECONDS: '5',
+    KEEP_ALIVE_TIMEOUT_SECONDS: '65',
+  });
+  assert.deepEqual(config.http.timeouts, { requestMs: 20_000, headersMs: 5_000, keepAliveMs: 65_000 });
+  assert.throws(
+    () => loadConfig({ REQUEST_TIMEOUT_SECONDS: '5', HEADERS_TIMEOUT_SECONDS: '10' }),
+    /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/,
+  );
+  assert.throws(() => loadConfig({ REQUEST_TIMEOUT_SECONDS: '0' }), /REQUEST_TIMEOUT_SECONDS/);
 });

@@ -89,6 +89,10 @@ const envSchema = z.object({
     .max(24 * 30)
     .default(24),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
+  REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(10),
+  // Above the 60 s idle timeout of common load balancers, so they close idle connections first.
+  KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(72),
   ENCRYPTION_KEY: optionalString.refine(
     (value) => value === undefined || parseEncryptionKey(value) !== null,
     'must be 32 bytes as 64 hex characters or base64',
@@ -183,6 +187,11 @@ function toConfig(env: z.infer<typeof envSchema>) {
       host: env.HOST,
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
       shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+      timeouts: {
+        requestMs: env.REQUEST_TIMEOUT_SECONDS * 1000,
+        headersMs: env.HEADERS_TIMEOUT_SECONDS * 1000,
+        keepAliveMs: env.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      },
     },
     dataDir: resolve(env.DATA_DIR),
     database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE },
@@ -237,6 +246,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     config = toConfig(parsed.data);
   } catch (error) {
     throw new ConfigError([`FEE_*: ${(error as Error).message}`]);
+  }
+  if (config.http.timeouts.headersMs > config.http.timeouts.requestMs) {
+    problems.push(
+      'HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
+    );
   }
   if (config.chain.rpcUrl && !parsed.data.CLUSTER) {
     problems.push(

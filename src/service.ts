@@ -208,6 +208,7 @@ export async function startService(
       app = await buildApp({
         config: {
           bodyLimitBytes: config.http.bodyLimitBytes,
+          timeouts: config.http.timeouts,
           metricsEnabled: config.metricsEnabled,
           authCacheMs: config.authCacheMs,
           adminToken,

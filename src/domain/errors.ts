@@ -44,10 +44,11 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /**
- * HTTP statuses that MH_016 may carry besides 400, for requests the framework rejects before a
- * route runs (unknown route, unsupported media type, oversized body).
+ * HTTP statuses that MH_016 may carry besides 400, for requests refused at the protocol level
+ * before a route runs (unknown route, body too slow, oversized URL or headers, unsupported media
+ * type or expectation).
  */
-export type ProtocolStatus = 404 | 405 | 406 | 413 | 415;
+export type ProtocolStatus = 404 | 405 | 406 | 408 | 413 | 414 | 415 | 417 | 431;
 
 export interface AppErrorOptions {
   /** The request field or parameter at fault, when there is one. */

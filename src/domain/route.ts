@@ -7,7 +7,10 @@ const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
 
 /** The priority fee of a transaction: its compute-unit limit at a price per unit, rounded up as the runtime does. */
 export function priorityFeeLamports(computeUnitLimit: number, microLamportsPerCu: bigint): bigint {
-  return (BigInt(computeUnitLimit) * microLamportsPerCu + MICRO_LAMPORTS_PER_LAMPORT - 1n) / MICRO_LAMPORTS_PER_LAMPORT;
+  return (
+    (BigInt(computeUnitLimit) * microLamportsPerCu + MICRO_LAMPORTS_PER_LAMPORT - 1n) /
+    MICRO_LAMPORTS_PER_LAMPORT
+  );
 }
 
 /** When a route's steps are due, and until when it may run (unix seconds of the chain's clock). */
@@ -50,7 +53,8 @@ export function keeperFundingLamports(input: {
   hopComputeUnitLimit: number;
   microLamportsPerCu: bigint;
 }): bigint {
-  const perHop = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(input.hopComputeUnitLimit, input.microLamportsPerCu);
+  const perHop =
+    LAMPORTS_PER_SIGNATURE + priorityFeeLamports(input.hopComputeUnitLimit, input.microLamportsPerCu);
   return input.rentExemptMinimum + perHop * BigInt(input.hops + 1);
 }
 

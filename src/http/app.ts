@@ -4,6 +4,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   LogController,
 } from 'fastify';
@@ -11,12 +12,11 @@ import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
   serializerCompiler,
-  validatorCompiler,
 } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import secureJson from 'secure-json-parse';
+import { z } from 'zod';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
@@ -25,9 +25,11 @@ import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
 import { type AuthContext, createAuthenticator } from './auth.ts';
-import { registerErrorHandling } from './errors.ts';
+import { answerFrameworkError, registerErrorHandling } from './errors.ts';
 import { createChangeRunner, registerIdempotency } from './idempotency.ts';
 import { registerMetrics } from './metrics.ts';
+import { parseQuery, registerJsonParser } from './parsing.ts';
+import { answerUnroutedRequests, createClientErrorHandler, type HttpTimeouts } from './protocol-errors.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
@@ -38,9 +40,12 @@ import { usageRoutes } from './routes/usage.ts';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.ts';
 import { webhookEndpointActionRoutes } from './routes/webhook-endpoint-actions.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { refuseUndeclaredInput, validatorCompiler } from './validation.ts';
 
 export interface AppConfig {
   bodyLimitBytes: number;
+  /** Connection timeouts: a request that does not arrive in time is answered 408. */
+  timeouts: HttpTimeouts;
   metricsEnabled: boolean;
   authCacheMs: number;
   adminToken: string | undefined;
@@ -79,9 +84,12 @@ declare module 'fastify' {
 
 /** Builds the Fastify app: API under /api/v1, admin under /admin/v1, docs, health and metrics. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = createFastify(deps);
+  // Requests the router refuses are answered before any hook runs, so they are recorded (metrics,
+  // log line) through the recorder the configured app hands back.
+  let recordResponse: ResponseRecorder | undefined;
+  const app = createFastify(deps, (request, reply) => recordResponse?.(request, reply));
   try {
-    await configure(app, deps);
+    recordResponse = await configure(app, deps);
     await app.ready();
     return app;
   } catch (error) {
@@ -91,24 +99,54 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 }
 
-function createFastify(deps: AppDeps) {
-  return Fastify({
+/** Records one answered request: its metrics and its log line. */
+type ResponseRecorder = (request: FastifyRequest, reply: FastifyReply) => void;
+
+function createFastify(deps: AppDeps, recordRefusal: ResponseRecorder) {
+  const requestId = createRequestIdGenerator();
+  const { timeouts } = deps.config;
+  const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below with the route and caller.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: createRequestIdGenerator(),
+    genReqId: requestId,
     bodyLimit: deps.config.bodyLimitBytes,
     // Requests arriving while closing get the error envelope from the onRequest hook below.
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQuery },
+    // A path the router cannot decode or that is too long, before any hook runs.
+    frameworkErrors: (error, request, reply) => {
+      reply.raw.once('finish', () => recordRefusal(request, reply));
+      return answerFrameworkError(error, request, reply);
+    },
+    // What Node refuses before Fastify sees a request, a timed-out request included.
+    clientErrorHandler: createClientErrorHandler({
+      newRequestId: () => requestId(),
+      timeouts,
+      log: deps.logger as FastifyBaseLogger,
+    }),
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      // Checked by the onRequest hook below, which answers with the envelope.
+      requireHostHeader: false,
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: timeouts.headersMs,
+      // Node checks the two timeouts on this period (30 s by default, which would let a request
+      // overstay its timeout by as much); checking every second is cheap.
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeouts.headersMs / 4)),
+    },
   });
+  answerUnroutedRequests(app.server, requestId);
+  return app;
 }
 
-async function configure(app: FastifyInstance, deps: AppDeps) {
+async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseRecorder> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   registerJsonParser(app);
+  refuseUndeclaredInput(app, ['/api/v1/', '/admin/v1/']);
 
   // While shutting down, a request that still arrives on a kept-alive connection is refused with
   // MH_091, answers still in flight tell their clients not to reuse the connection, and
@@ -122,12 +160,18 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
   });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (!closing) return done();
-    done(
-      new AppError('MH_091', 'The service is restarting. Retry in a few seconds.', {
-        headers: { 'retry-after': '5' },
-      }),
-    );
+    if (closing) {
+      return done(
+        new AppError('MH_091', 'The service is restarting. Retry in a few seconds.', {
+          headers: { 'retry-after': '5' },
+        }),
+      );
+    }
+    // HTTP/1.1 requires Host (RFC 9112); Node's own refusal would be a bare 400, so it is checked here.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      return done(new AppError('MH_016', 'An HTTP/1.1 request must carry a Host header.', { param: 'Host' }));
+    }
+    done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
@@ -137,9 +181,9 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
 
   const logsRequests = deps.logger.isLevelEnabled('info');
   const observe = deps.config.metricsEnabled ? registerMetrics(app, deps.metricsRegistry) : undefined;
-  app.addHook('onResponse', (request, reply, done) => {
+  const recordResponse: ResponseRecorder = (request, reply) => {
     observe?.(request, reply);
-    if (!logsRequests) return done();
+    if (!logsRequests) return;
     request.log.info(
       {
         method: request.method,
@@ -150,6 +194,9 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
       },
       'request',
     );
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    recordResponse(request, reply);
     done();
   });
 
@@ -169,7 +216,7 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform: (input) => markOptionalBody(jsonSchemaTransform(input), input.schema?.body),
     transformObject: (input) => describeApiConventions(jsonSchemaTransformObject(input) as OpenApiDocument),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
@@ -252,20 +299,45 @@ async function configure(app: FastifyInstance, deps: AppDeps) {
       { prefix: '/admin/v1' },
     );
   }
+  return recordResponse;
 }
 
-type OpenApiOperation = { parameters?: unknown[]; security?: unknown[]; description?: string };
+type OpenApiOperation = {
+  parameters?: unknown[];
+  security?: unknown[];
+  description?: string;
+  requestBody?: { required?: boolean };
+  [OPTIONAL_BODY]?: boolean;
+};
 type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> };
+
+/** Marks, for {@link describeApiConventions}, an operation whose body may be left out. */
+const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * Marks a route whose body schema accepts no body: @fastify/swagger documents every body as
+ * required, and copies `x-` keys of the route's schema onto its operation.
+ */
+function markOptionalBody<T extends { schema: unknown }>(transformed: T, body: unknown): T {
+  if (!(body instanceof z.ZodType) || !body.safeParse(undefined).success) return transformed;
+  return { ...transformed, schema: { ...(transformed.schema as object), [OPTIONAL_BODY]: true } };
+}
 
 /** Routes whose POST honours an Idempotency-Key without requiring one (decision C7). */
 const OPTIONAL_IDEMPOTENCY = new Set(['/api/v1/transfers/estimate']);
 
 /**
  * Adds to the generated document what the API's hooks enforce rather than its schemas: the API-key
- * security of every /api/v1 operation and the Idempotency-Key header of POSTs.
+ * security of every /api/v1 operation and the Idempotency-Key header of POSTs; and says which
+ * bodies may be left out.
  */
 function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      if (!operation[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) operation.requestBody.required = false;
+    }
     if (!path.startsWith('/api/v1/')) continue;
     for (const [method, operation] of Object.entries(operations)) {
       operation.security = [{ apiKey: [] }, { bearer: [] }];
@@ -301,27 +373,4 @@ function assertAdmin(request: FastifyRequest, adminToken: string) {
 
 function databaseCheck(db: Db): ReadinessCheck {
   return { name: 'database', check: async () => void (await db.query('SELECT 1')) };
-}
-
-/**
- * JSON bodies parsed with prototype-poisoning protection; an empty body counts as no body, so
- * POSTs whose body is optional work with or without `Content-Type: application/json`.
- */
-function registerJsonParser(app: FastifyInstance) {
-  // JSON only: any other body type is refused with 415.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch (error) {
-      done(
-        new AppError('MH_016', `The request body is not valid JSON: ${(error as Error).message}`, {
-          param: 'body',
-        }),
-        undefined,
-      );
-    }
-  });
 }

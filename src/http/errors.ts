@@ -48,6 +48,21 @@ function valueAt(request: FastifyRequest, context: string | undefined, segments:
   return value;
 }
 
+/**
+ * The first issue, unless it is zod's safe-integer range check of a number that also breaks the
+ * field's own bounds: `hops: 1e308` is told its limit of 10, not 2^53 - 1.
+ */
+function mostSpecific(issues: ValidationIssue[]): ValidationIssue {
+  const first = issues[0]!;
+  if (first.params.origin !== 'int' || !['too_big', 'too_small'].includes(first.keyword)) return first;
+  return (
+    issues.find(
+      (other) =>
+        other !== first && other.instancePath === first.instancePath && other.keyword === first.keyword,
+    ) ?? first
+  );
+}
+
 /** Turns the first schema violation into an AppError with the field's code and name. */
 function fromValidation(
   request: FastifyRequest,
@@ -55,7 +70,7 @@ function fromValidation(
   context: string | undefined,
   fieldErrors: FieldErrorCodes = {},
 ): AppError {
-  const issue = issues[0]!;
+  const issue = mostSpecific(issues);
   const segments = issue.instancePath.split('/').filter(Boolean);
   const where = CONTEXT_NAMES[context ?? 'body'] ?? 'field';
 
@@ -84,6 +99,11 @@ function fromValidation(
 }
 
 const FRAMEWORK_MESSAGES: Record<string, { status: 400 | ProtocolStatus; message: string }> = {
+  FST_ERR_BAD_URL: {
+    status: 400,
+    message: 'The URL path is not valid percent-encoded UTF-8. Encode a literal "%" as "%25".',
+  },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, message: 'A path segment is longer than any route accepts.' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     status: 415,
     message: 'Unsupported Content-Type. Send the request body as JSON with `Content-Type: application/json`.',
@@ -95,6 +115,10 @@ const FRAMEWORK_MESSAGES: Record<string, { status: 400 | ProtocolStatus; message
   },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'The request body is empty but declared as JSON.' },
 };
+
+const PROTOCOL_STATUSES: ReadonlySet<number> = new Set<ProtocolStatus>([
+  404, 405, 406, 408, 413, 414, 415, 417, 431,
+]);
 
 function isTimeout(error: unknown): boolean {
   return error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
@@ -126,6 +150,13 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
     }
     return new AppError('MH_090', undefined, { cause: error });
   }
+  if (!request.raw.complete && request.raw.destroyed) {
+    // The client went away (or was cut off for being too slow) before its body arrived; nobody
+    // reads this answer, but the request's log line says what happened instead of a failure.
+    return new AppError('MH_016', 'The connection closed before the request body was complete.', {
+      param: 'body',
+    });
+  }
   if (isDatabaseUnavailable(error)) {
     return new AppError('MH_091', 'The service is temporarily unavailable. Retry in a few seconds.', {
       headers: { 'retry-after': '5' },
@@ -145,7 +176,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new AppError('MH_016', fastifyError.message ?? 'Invalid request.', {
-      ...([404, 405, 406, 413, 415].includes(status) ? { status: status as ProtocolStatus } : {}),
+      ...(PROTOCOL_STATUSES.has(status) ? { status: status as ProtocolStatus } : {}),
     });
   }
   return new AppError('MH_090', undefined, { cause: error });
@@ -184,6 +215,14 @@ export function registerErrorHandling(app: FastifyInstance) {
       request.id,
     ),
   );
+}
+
+/**
+ * Answers a request the router refused before any hook ran (a malformed or over-long path), so
+ * it also sets the request id header the `onRequest` hook would have set.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  return sendError(reply.header('x-request-id', request.id), toAppError(error, request), request.id);
 }
 
 function sendError(reply: FastifyReply, error: AppError, requestId: string) {

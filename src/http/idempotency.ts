@@ -66,9 +66,10 @@ const inProgress = () =>
  * Stripe's idempotency for POST requests of a scope: the first response to a key (status and
  * body, errors included) is stored and replayed for the key's lifetime with
  * `Idempotent-Replayed: true`; the same key with a different request is MH_071, and while the
- * first is still running MH_072. A 5xx is not stored, so a retry after a failure or an outage runs
- * again. Routes that change state record their response with their change ({@link createChangeRunner});
- * every other response is recorded here as it is sent.
+ * first is still running MH_072. A 5xx is not stored: it says the service failed, not that the
+ * request did, so a retry with the same key runs again. Routes that change state record their
+ * response with their change ({@link createChangeRunner}); every other response is recorded here
+ * as it is sent.
  */
 export function registerIdempotency(
   scope: FastifyInstance,

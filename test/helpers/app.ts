@@ -79,6 +79,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const app = await buildApp({
     config: {
       bodyLimitBytes: 64 * 1024,
+      timeouts: { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 },
       metricsEnabled: true,
       authCacheMs: options.authCacheMs ?? 30_000,
       adminToken: ADMIN_TOKEN,

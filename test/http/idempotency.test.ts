@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
+import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 describe('idempotent POSTs', () => {
@@ -180,5 +180,50 @@ describe('idempotent POSTs', () => {
       { 'idempotency-key': 'bad' },
     );
     assert.equal(badKey.json().error.code, 'MH_070');
+  });
+});
+
+describe('idempotency and failures of the service', () => {
+  test('a 5xx is not stored: the retry with the same key runs again and its answer is kept', async () => {
+    let failures = 1;
+    const t = await createTestApp({
+      mints: { lookupMint: async () => ({ kind: 'mint', decimals: 9 }) },
+      solCosts: {
+        estimate: async () => {
+          if (failures-- > 0) throw new TypeError('the estimator broke');
+          return {
+            breakdown: {
+              routeInitRentLamports: 1_000n,
+              orchestratorRentLamports: 1_000n,
+              ataRentLamports: 1_000n,
+              transactionFeesLamports: 5_000n,
+              priorityFeesLamports: 0n,
+              protocolFlatFeeLamports: 30_000n,
+            },
+            refundableLamports: 3_000n,
+          };
+        },
+      },
+    });
+    try {
+      const caller = await t.newCaller();
+      const headers = { 'idempotency-key': 'estimate-after-failure' };
+      const body = { tokenMint: SOL_MINT, amountRaw: '1000000000' };
+      const failed = await caller.post('/api/v1/transfers/estimate', body, headers);
+      assert.equal(failed.statusCode, 500);
+      assert.equal(failed.json().error.code, 'MH_090');
+      const stored = await t.database.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [
+        headers['idempotency-key'],
+      ]);
+      assert.equal(stored.rows.length, 0, 'the claim was released, nothing stored');
+      const retried = await caller.post('/api/v1/transfers/estimate', body, headers);
+      assert.equal(retried.statusCode, 200, retried.body);
+      assert.equal(retried.headers['idempotent-replayed'], undefined);
+      const replayed = await caller.post('/api/v1/transfers/estimate', body, headers);
+      assert.equal(replayed.headers['idempotent-replayed'], 'true');
+      assert.equal(replayed.body, retried.body);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -83,6 +83,50 @@ describe('the OpenAPI document', () => {
     assert.equal(header('/api/v1/transfers/estimate')?.required, false);
   });
 
+  test('addresses and ids are documented with the rules the server applies', () => {
+    type Schema = { properties: Record<string, object> };
+    const bodyOf = (path: string) =>
+      (
+        document.paths[path]!.post as unknown as {
+          requestBody: { content: { 'application/json': { schema: Schema } } };
+        }
+      ).requestBody.content['application/json'].schema;
+    const address = { type: 'string', minLength: 32, maxLength: 44, pattern: '^[1-9A-HJ-NP-Za-km-z]+$' };
+    const create = bodyOf('/api/v1/transfers').properties;
+    for (const field of ['tokenMint', 'sourceOwner', 'recipientWallet']) {
+      assert.deepEqual(
+        { ...create[field], description: undefined },
+        { ...address, description: undefined },
+        field,
+      );
+    }
+    assert.deepEqual(
+      { ...bodyOf('/api/v1/transfers/estimate').properties.tokenMint, description: undefined },
+      { ...address, description: undefined },
+    );
+    const id = (document.paths['/api/v1/transfers/{transferId}']!.get!.parameters ?? []).find(
+      (parameter) => parameter.name === 'transferId',
+    ) as unknown as { schema: object };
+    assert.deepEqual(id.schema, { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+  });
+
+  test('bodies are documented as required only where the server requires one', () => {
+    const required = (path: string) =>
+      (document.paths[path]!.post as unknown as { requestBody?: { required: boolean } }).requestBody
+        ?.required;
+    assert.equal(required('/api/v1/transfers'), true);
+    assert.equal(required('/api/v1/webhooks'), true);
+    for (const path of [
+      '/api/v1/webhooks/{endpointId}/rotate-secret',
+      '/api/v1/webhooks/{endpointId}/enable',
+      '/api/v1/webhooks/{endpointId}/test',
+      '/api/v1/events/{eventId}/resend',
+    ]) {
+      assert.equal(required(path), false, path);
+    }
+    assert.ok(!JSON.stringify(document).includes('x-optional-body'));
+  });
+
   test('real responses, successes and errors, match the documented schemas', async () => {
     const mint = await createMint(t.chain, { decimals: 6 });
     const source = (await generateKeyPairSigner()).address;

@@ -6,7 +6,14 @@ import { AppError } from '../../domain/errors.ts';
 import { EVENT_TYPES } from '../../domain/transfer.ts';
 import type { DeliveryStore } from '../../store/deliveries.ts';
 import { limit } from '../rate-limit.ts';
-import { errorResponses, integerId, paginationSchema } from '../schemas/common.ts';
+import {
+  bodyId,
+  errorResponses,
+  integerId,
+  pageLimit,
+  pageOffset,
+  paginationSchema,
+} from '../schemas/common.ts';
 import {
   booleanQuery,
   endpointNotFound,
@@ -26,8 +33,8 @@ const listQuery = z
       .describe(
         '`true`: events that reached at least one of your endpoints with nothing pending or failed; `false`: all others (pending, failed, or sent to no endpoint).',
       ),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    limit: pageLimit,
+    offset: pageOffset,
   })
   .strict();
 
@@ -37,7 +44,7 @@ const eventIdParam = z.object({
 
 const resendBody = z
   .object({
-    endpointId: integerId
+    endpointId: bodyId
       .optional()
       .describe(
         'Send to this endpoint only (even if not subscribed to the type). Default: every active endpoint subscribed to the event type.',

@@ -7,7 +7,7 @@ import type { DeliveryStore } from '../../store/deliveries.ts';
 import type { WebhookSender } from '../../webhooks/sender.ts';
 import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../../webhooks/signed-post.ts';
 import { limit } from '../rate-limit.ts';
-import { errorResponses, integerId, paginationSchema } from '../schemas/common.ts';
+import { errorResponses, integerId, pageLimit, pageOffset, paginationSchema } from '../schemas/common.ts';
 import {
   booleanQuery,
   deliveryAttemptSchema,
@@ -21,8 +21,8 @@ const listQuery = z
   .object({
     success: booleanQuery.optional().describe('Only successful (true) or failed (false) attempts.'),
     eventId: z.string().min(1).max(64).optional().describe('Only attempts to deliver this event.'),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    limit: pageLimit,
+    offset: pageOffset,
   })
   .strict();
 

@@ -1,14 +1,30 @@
+import { type Address, isAddress } from '@solana/kit';
 import { z } from 'zod';
-import { decodeBase58Exact } from '../../chain/base58.ts';
 import { MAX_ARRIVAL_SECONDS, MAX_HOPS, MIN_HOPS, U64_MAX } from '../../domain/fees.ts';
 import { TRANSFER_PHASES, TRANSFER_STATUSES } from '../../domain/transfer.ts';
 import type { FieldErrorCodes } from '../errors.ts';
 
-/** A base58-encoded 32-byte public key. */
-export const address = (what: string) =>
-  z.string().refine((value) => decodeBase58Exact(value, 32) !== null, {
-    error: `must be a base58-encoded 32-byte ${what}`,
-  });
+/** The base58 alphabet (no `0`, `O`, `I` or `l`). */
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+
+/**
+ * A Solana address: base58 text of exactly 32 bytes, as `@solana/kit` checks it, validated into
+ * kit's `Address`. The alphabet and the 32-44 characters every such text has are stated as
+ * pattern and lengths, which the OpenAPI document shows.
+ */
+export const address = (what: string) => {
+  const error = `must be a base58-encoded 32-byte ${what}`;
+  return z
+    .string({ error })
+    .min(32, { error })
+    .max(44, { error })
+    .regex(BASE58, { error })
+    .transform((value, context): Address => {
+      if (isAddress(value)) return value;
+      context.issues.push({ code: 'custom', message: error, input: value });
+      return z.NEVER;
+    });
+};
 
 /** An amount in base units: a decimal integer string that fits in a u64, decoded to bigint. */
 export const amountRawInput = z

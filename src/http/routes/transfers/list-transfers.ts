@@ -5,7 +5,7 @@ import { TRANSFER_STATUSES } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
 import { limit } from '../../rate-limit.ts';
-import { errorResponses, paginationSchema } from '../../schemas/common.ts';
+import { errorResponses, pageLimit, pageOffset, paginationSchema } from '../../schemas/common.ts';
 import { transferSchema } from '../../schemas/transfers.ts';
 
 const query = z
@@ -15,8 +15,8 @@ const query = z
     toDate: z.iso.datetime({ offset: true }).optional().describe('Created before (exclusive).'),
     externalId: z.string().min(1).max(128).optional(),
     supportBundleId: z.string().min(1).max(32).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    limit: pageLimit,
+    offset: pageOffset,
   })
   .strict();
 
