@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { address } from '@solana/kit';
 import { pino } from 'pino';
 import { systemClock } from '../src/domain/clock.ts';
 import type { Owner } from '../src/domain/integration.ts';
@@ -214,13 +215,13 @@ async function setUp(db: Db, store: Store, receiver: Receiver, endpoints: number
     store.transfers.insertQuote(tx, owner, {
       externalId: null,
       fingerprint: randomBytes(32),
-      tokenMint: 'So11111111111111111111111111111111111111112',
+      tokenMint: address('So11111111111111111111111111111111111111112'),
       tokenSymbol: 'SOL',
       tokenDecimals: 9,
       amountRaw: 2_000_000_000n,
       amountTokens: '2',
-      sourceOwner: 'Vote111111111111111111111111111111111111111',
-      recipientWallet: 'Stake11111111111111111111111111111111111111',
+      sourceOwner: address('Vote111111111111111111111111111111111111111'),
+      recipientWallet: address('Stake11111111111111111111111111111111111111'),
       hops: 3,
       arrivalSeconds: 600,
       tokenPriceUsd: '150',

@@ -21,14 +21,14 @@ export type MintLookup =
  * default).
  */
 export function createMintLookup(chain: MintReader) {
-  const known = new Map<string, MintLookup>();
+  const known = new Map<Address, MintLookup>();
   return {
-    async lookupMint(mint: string, options: { signal?: AbortSignal } = {}): Promise<MintLookup> {
+    async lookupMint(mint: Address, options: { signal?: AbortSignal } = {}): Promise<MintLookup> {
       const cached = known.get(mint);
       if (cached) return cached;
       let result: MintLookup;
       try {
-        const info = await chain.getMint(mint as Address, options);
+        const info = await chain.getMint(mint, options);
         result =
           info.programAddress === TOKEN_PROGRAM_ADDRESS
             ? { kind: 'mint', decimals: info.decimals }
@@ -79,7 +79,7 @@ export function createSolCostEstimator(deps: {
 
   return {
     async estimate(
-      input: { hops: number; protocolFlatFeeLamports: bigint; mint: string },
+      input: { hops: number; protocolFlatFeeLamports: bigint; mint: Address },
       signal?: AbortSignal,
     ): Promise<SolCosts> {
       const footprint = routeFootprint({

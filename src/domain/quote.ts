@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Address } from '@solana/kit';
 import { stringify } from 'safe-stable-stringify';
 import { rawToTokens, tokensMatchRaw } from './amounts.ts';
 import { type FeeQuote, type Result, resolveArrivalSeconds } from './fees.ts';
@@ -7,11 +8,11 @@ import type { Transfer } from './transfer.ts';
 
 /** What a create request asks for, as validated at the edge. */
 export interface CreateRequest {
-  tokenMint: string;
+  tokenMint: Address;
   amountRaw: bigint;
   amountTokens: string;
-  sourceOwner: string;
-  recipientWallet: string;
+  sourceOwner: Address;
+  recipientWallet: Address;
   tokenDecimals?: number | undefined;
   tokenSymbol?: string | undefined;
   hops?: number | undefined;

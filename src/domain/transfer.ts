@@ -1,3 +1,4 @@
+import type { Address } from '@solana/kit';
 import type { KeyMode } from './api-keys.ts';
 import { AppError } from './errors.ts';
 
@@ -78,13 +79,13 @@ export interface Transfer {
   mode: KeyMode;
   externalId: string | null;
   supportBundleId: string;
-  tokenMint: string;
+  tokenMint: Address;
   tokenSymbol: string | null;
   tokenDecimals: number;
   amountRaw: bigint;
   amountTokens: string;
-  sourceOwner: string;
-  recipientWallet: string;
+  sourceOwner: Address;
+  recipientWallet: Address;
   fundingStrategy: string;
   hops: number;
   arrivalSeconds: number;

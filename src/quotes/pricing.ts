@@ -1,3 +1,4 @@
+import type { Address } from '@solana/kit';
 import type { MintLookup } from '../chain/quote-reads.ts';
 import { AppError, issueError } from '../domain/errors.ts';
 import { type FeeQuote, type FeeSchedule, mergeFeeSchedule, quoteFees } from '../domain/fees.ts';
@@ -9,13 +10,13 @@ import { NATIVE_SOL_MINT } from '../prices/types.ts';
 
 /** Looks a mint up on chain; throws when the chain cannot answer. */
 export interface MintLookupReader {
-  lookupMint(mint: string, options?: { signal?: AbortSignal }): Promise<MintLookup>;
+  lookupMint(mint: Address, options?: { signal?: AbortSignal }): Promise<MintLookup>;
 }
 
 /** Prices the SOL side of a route of `hops` hops for a mint from real rent and account sizes. */
 export interface SolCostEstimator {
   estimate(
-    input: { hops: number; protocolFlatFeeLamports: bigint; mint: string },
+    input: { hops: number; protocolFlatFeeLamports: bigint; mint: Address },
     signal?: AbortSignal,
   ): Promise<SolCosts>;
 }
@@ -28,7 +29,7 @@ export interface PricingDeps {
 }
 
 export interface PricingInput {
-  tokenMint: string;
+  tokenMint: Address;
   amountRaw: bigint;
   tokenDecimals?: number | undefined;
   tokenPriceUsd?: number | undefined;

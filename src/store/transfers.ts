@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Address } from '@solana/kit';
 import type { KeyMode } from '../domain/api-keys.ts';
 import type { Owner } from '../domain/integration.ts';
 import type { NewQuote } from '../domain/quote.ts';
@@ -37,13 +38,13 @@ type TransferRow = {
   external_id: string | null;
   support_bundle_id: string;
   create_fingerprint: Uint8Array;
-  token_mint: string;
+  token_mint: Address;
   token_symbol: string | null;
   token_decimals: number;
   amount_raw: string;
   amount_tokens: string;
-  source_owner: string;
-  recipient_wallet: string;
+  source_owner: Address;
+  recipient_wallet: Address;
   funding_strategy: string;
   hops: number;
   arrival_seconds: number;
