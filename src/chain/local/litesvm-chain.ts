@@ -22,7 +22,9 @@ import type {
   TransactionTokenBalance,
   WireTransactionInput,
 } from '../types.ts';
-import type { Ledger, LedgerAccount, TokenBalanceRecord, TxRecord } from './ledger.ts';
+import type { TokenBalanceRecord, TxRecord } from './history.ts';
+import type { Ledger } from './ledger.ts';
+import type { LedgerAccount } from './transactions.ts';
 import { PACKET_DATA_SIZE, parseWireTransaction, WireFormatError } from './wire.ts';
 
 const asAddress = (bytes: Uint8Array) => encodeBase58(bytes) as Address;

@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import type { Ledger, LedgerMeta, RestoredLedger, TokenBalanceRecord, TxRecord } from './ledger.ts';
+import type { TokenBalanceRecord, TxRecord } from './history.ts';
+import type { Ledger, LedgerMeta, RestoredLedger } from './ledger.ts';
 import type { DescribedError } from './tx-error.ts';
 
 const MAGIC = Buffer.from('TRCHAIN1');

@@ -5,14 +5,8 @@ import { type Clock, systemClock } from '../../domain/clock.ts';
 import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
 import { ChainError } from '../errors.ts';
 import type { Chain } from '../types.ts';
-import {
-  createLedger,
-  type EpochInfo,
-  type Ledger,
-  LedgerInputError,
-  type ProgramDeployment,
-  type TimeTravelTarget,
-} from './ledger.ts';
+import { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
+import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
 import { createLiteSvmChain } from './litesvm-chain.ts';
 import { type ChainPersistence, createChainPersistence } from './persistence.ts';
 import { type ChainLog, startRpcServer } from './rpc-server.ts';
