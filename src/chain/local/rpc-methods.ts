@@ -15,7 +15,7 @@ import {
 } from '../spl.ts';
 import { type AccountPatch, LedgerInputError, type TokenAccountPatch } from './cheats.ts';
 import type { TxRecord } from './history.ts';
-import type { EpochInfo, Ledger } from './ledger.ts';
+import type { Ledger } from './ledger.ts';
 import {
   accountEncoding,
   accountFilter,
@@ -96,17 +96,6 @@ function integer(value: unknown, what: string): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
   throw invalidParams(`Invalid params: ${what} must be an integer`);
-}
-
-function epochInfoJson(info: EpochInfo) {
-  return {
-    absoluteSlot: info.absoluteSlot,
-    blockHeight: info.blockHeight,
-    epoch: info.epoch,
-    slotIndex: info.slotIndex,
-    slotsInEpoch: info.slotsInEpoch,
-    transactionCount: info.transactionCount,
-  };
 }
 
 function decodeTransactionParam(value: unknown, cfg: Config): Uint8Array {
@@ -260,9 +249,9 @@ function slotRange(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 }
 
-function cheat<T>(run: () => T): T {
+async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
   try {
-    return run();
+    return await run();
   } catch (error) {
     if (error instanceof LedgerInputError) throw invalidParams(error.message);
     throw error;
@@ -283,7 +272,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
   },
   getEpochInfo: (params, ledger) => {
     contextSlot(ledger, config(params, 0));
-    return epochInfoJson(ledger.epochInfo());
+    return ledger.epochInfo();
   },
   getEpochSchedule: () => ({
     firstNormalEpoch: 0,
@@ -620,7 +609,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
       return outcome.signature;
     });
   },
-  surfnet_setAccount: (params, ledger) => {
+  surfnet_setAccount: async (params, ledger) => {
     const key = pubkey(params[0]);
     const update = (params[1] ?? {}) as Config;
     if (typeof update !== 'object') throw invalidParams('Invalid params: expected an account update object');
@@ -631,7 +620,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     if (update.executable !== undefined) patch.executable = update.executable === true;
     const rentEpoch = update.rentEpoch ?? update.rent_epoch;
     if (rentEpoch !== undefined) patch.rentEpoch = integer(rentEpoch, 'rentEpoch');
-    cheat(() => ledger.setAccount(key, patch));
+    await cheat(() => ledger.setAccount(key, patch));
     return withContext(ledger.slot(), null);
   },
   surfnet_setTokenAccount: async (params, ledger) => {
@@ -652,16 +641,11 @@ export const rpcMethods: Record<string, RpcHandler> = {
     if (delegated !== undefined) patch.delegatedAmount = integer(delegated, 'delegatedAmount');
     const close = update.closeAuthority ?? update.close_authority;
     if (close !== undefined) patch.closeAuthority = optionalKey(close);
-    try {
-      await ledger.setTokenAccount(owner, mint, patch, tokenProgram);
-    } catch (error) {
-      if (error instanceof LedgerInputError) throw invalidParams(error.message);
-      throw error;
-    }
+    await cheat(() => ledger.setTokenAccount(owner, mint, patch, tokenProgram));
     return withContext(ledger.slot(), null);
   },
   surfnet_timeTravel: (params, ledger) =>
-    cheat(() => epochInfoJson(ledger.timeTravel(timeTravelTarget(params[0], ledger.chainTimeMs())))),
+    cheat(() => ledger.timeTravel(timeTravelTarget(params[0], ledger.chainTimeMs()))),
 };
 
 function isTokenProgram(owner: Uint8Array): boolean {

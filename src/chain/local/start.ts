@@ -89,9 +89,9 @@ function key(address: string): Uint8Array {
   return bytes;
 }
 
-function cheat<T>(run: () => T): T {
+async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
   try {
-    return run();
+    return await run();
   } catch (error) {
     if (error instanceof LedgerInputError)
       throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
@@ -150,13 +150,13 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
 
   const cheats: LocalChainCheats = {
     async airdrop(address, lamports) {
-      const outcome = cheat(() => ledger.airdrop(key(address), lamports));
+      const outcome = await cheat(() => ledger.airdrop(key(address), lamports));
       if (outcome.kind !== 'landed')
         throw new ChainError('CHAIN_RPC_ERROR', `airdrop failed: ${outcome.kind}`);
       return outcome.signature as Signature;
     },
     async setAccount(address, update) {
-      cheat(() =>
+      await cheat(() =>
         ledger.setAccount(key(address), {
           lamports: update.lamports,
           owner: update.owner === undefined ? undefined : key(update.owner),
@@ -178,16 +178,10 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
           },
           key(tokenProgram ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'),
         ),
-      ).catch((error) => {
-        if (error instanceof LedgerInputError)
-          throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
-        throw error;
-      });
+      );
       return encodeBase58(ata) as Address;
     },
-    async timeTravel(target) {
-      return cheat(() => ledger.timeTravel(target));
-    },
+    timeTravel: (target) => cheat(() => ledger.timeTravel(target)),
   };
 
   let closing: Promise<void> | undefined;
