@@ -66,11 +66,14 @@ function parseBody(text: string): unknown {
 }
 
 function send(res: ServerResponse, status: number, body: string, contentType = 'application/json') {
-  res.writeHead(status, {
-    'Content-Type': contentType,
-    'Access-Control-Allow-Origin': '*',
-    'Content-Length': Buffer.byteLength(body),
-  });
+  res.writeHead(status, [
+    'Content-Type',
+    contentType,
+    'Access-Control-Allow-Origin',
+    '*',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  ]);
   res.end(body);
 }
 
