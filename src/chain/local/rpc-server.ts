@@ -159,17 +159,16 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         send(res, 413, TOO_LARGE);
         return;
       }
-      answerBody(Buffer.concat(chunks).toString('utf8')).then(
-        (out) => {
+      answerBody(Buffer.concat(chunks).toString('utf8'))
+        .then((out) => {
           if (out === undefined) {
             res.writeHead(204, { 'Access-Control-Allow-Origin': '*' });
             res.end();
           } else send(res, 200, JSON.stringify(out));
-        },
+        })
         // Handlers answer their own errors; this is a failure outside them (an unserialisable
         // answer, a bug), which must still answer the request.
-        (error) => send(res, 500, JSON.stringify(internalError(null, error))),
-      );
+        .catch((error) => send(res, 500, JSON.stringify(internalError(null, error))));
     });
   }
 
