@@ -57,19 +57,19 @@ interface SignedTransfer {
   signature: string;
 }
 
-// Distinct amounts make every transaction (and signature) distinct, across runs too.
-let signedCount = 0;
-
+// Transfer `first + n` sends 1,000,000 + first + n lamports: distinct amounts make every
+// transaction (and signature) of one chain distinct.
 async function signTransfers(
   payers: KeyPairSigner[],
   to: Address,
   blockhash: string,
   count: number,
+  first: number,
 ): Promise<SignedTransfer[]> {
   const out: SignedTransfer[] = [];
   const encoder = getTransactionEncoder();
   for (let n = 0; n < count; n++) {
-    const i = signedCount++;
+    const i = first + n;
     const payer = payers[i % payers.length] as KeyPairSigner;
     const tx = await pipe(
       createTransactionMessage({ version: 0 }),
@@ -177,8 +177,8 @@ async function timeTransfers(
   blockhash: string,
   send: (txs: SignedTransfer[]) => unknown,
 ): Promise<number> {
-  await send(await signTransfers(payers, to, blockhash, WARMUP));
-  const txs = await signTransfers(payers, to, blockhash, TRANSFERS);
+  await send(await signTransfers(payers, to, blockhash, WARMUP, 0));
+  const txs = await signTransfers(payers, to, blockhash, TRANSFERS, WARMUP);
   const started = performance.now();
   await send(txs);
   return rate(TRANSFERS, performance.now() - started);
@@ -251,10 +251,12 @@ async function benchEndpoint() {
     const payers = await Promise.all(Array.from({ length: PAYERS }, () => generateKeyPairSigner()));
     for (const payer of payers) await call('requestAirdrop', [payer.address, Number(1000n * SOL)]);
     const to = (await generateKeyPairSigner()).address;
+    let signed = 0;
 
     async function transfers(batch: number, count = TRANSFERS) {
       const { value } = await call('getLatestBlockhash', []);
-      const txs = await signTransfers(payers, to, value.blockhash, count);
+      const txs = await signTransfers(payers, to, value.blockhash, count, signed);
+      signed += count;
       const waiting = new Set<string>();
       let next = 0;
       let failures = 0;

@@ -265,6 +265,16 @@ describe('accounts', () => {
       context: { apiVersion: '4.3.0', slot: slotNow() },
       value: null,
     });
+    // Past 128 bytes, base58 (the default encoding) is refused as validators refuse it.
+    await call('surfnet_setAccount', [owner, { lamports: 1, data: '00'.repeat(129) }]);
+    assert.deepEqual(await callError('getAccountInfo', [owner]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32600,
+        message: 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.',
+      },
+      id: 7,
+    });
   });
 
   test('jsonParsed mints, token accounts and programs; token cheat codes', async () => {
@@ -558,6 +568,207 @@ describe('transactions', () => {
   });
 });
 
+describe('blocks and history', () => {
+  const SYSTEM = '11111111111111111111111111111111';
+  const V0_REFUSED =
+    'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0';
+
+  test('every slot is a block: getBlock in each transactionDetails, getBlockTime, getBlocks', async () => {
+    clock.advance(slotsMs(1));
+    const payer = await generateKeyPairSigner();
+    const to = (await generateKeyPairSigner()).address;
+    const funded = await local.cheats.airdrop(payer.address, SOL);
+    const lifetime = local.ledger.latestBlockhash();
+    const tx = await signTransaction(
+      payer,
+      [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL / 4n) })],
+      { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) },
+    );
+    await call('sendTransaction', [tx.base64, { encoding: 'base64' }]);
+    const slot = slotNow();
+    const blockTime = local.ledger.unixTimestamp();
+    const parent = (await call('getBlock', [slot - 1, { transactionDetails: 'none', rewards: false }])) as {
+      blockhash: string;
+    };
+    const head = {
+      blockHeight: slot,
+      blockTime,
+      blockhash: lifetime.blockhash,
+      parentSlot: slot - 1,
+      previousBlockhash: parent.blockhash,
+    };
+    assert.deepEqual(parent, {
+      blockHeight: slot - 1,
+      blockTime: local.ledger.block(slot - 1).blockTime,
+      blockhash: parent.blockhash,
+      parentSlot: slot - 2,
+      previousBlockhash: local.ledger.block(slot - 2).blockhash,
+    });
+    assert.deepEqual(await call('getBlock', [slot, { transactionDetails: 'signatures' }]), {
+      ...head,
+      rewards: [],
+      signatures: [funded, tx.signature],
+    });
+    // Whole transactions: v0 ones only for clients that say they read them.
+    assert.deepEqual(await callError('getBlock', [slot]), {
+      jsonrpc: '2.0',
+      error: { code: -32015, message: V0_REFUSED },
+      id: 7,
+    });
+    const full = (await call('getBlock', [slot, { maxSupportedTransactionVersion: 0, rewards: false }])) as {
+      transactions: unknown[];
+    };
+    const {
+      slot: _slot,
+      blockTime: _time,
+      ...landed
+    } = (await call('getTransaction', [tx.signature, { maxSupportedTransactionVersion: 0 }])) as {
+      slot: number;
+      blockTime: number;
+      meta: Record<string, unknown>;
+    };
+    delete landed.meta.rewards;
+    assert.deepEqual(full, { ...head, transactions: [full.transactions[0], landed] });
+    const accounts = (await call('getBlock', [
+      slot,
+      { transactionDetails: 'accounts', maxSupportedTransactionVersion: 0 },
+    ])) as { transactions: unknown[] };
+    assert.deepEqual(accounts.transactions[1], {
+      meta: {
+        err: null,
+        fee: 5000,
+        postBalances: [Number(SOL - SOL / 4n - 5000n), Number(SOL / 4n), 1],
+        postTokenBalances: [],
+        preBalances: [Number(SOL), 0, 1],
+        preTokenBalances: [],
+        rewards: [],
+        status: { Ok: null },
+      },
+      transaction: {
+        accountKeys: [
+          { pubkey: payer.address, signer: true, source: 'transaction', writable: true },
+          { pubkey: to, signer: false, source: 'transaction', writable: true },
+          { pubkey: SYSTEM, signer: false, source: 'transaction', writable: false },
+        ],
+        signatures: [tx.signature],
+      },
+      version: 0,
+    });
+    assert.equal(await call('getBlockTime', [slot]), blockTime);
+    assert.deepEqual(await call('getBlocks', [slot - 2, slot + 5]), [slot - 2, slot - 1, slot]);
+    assert.deepEqual(await call('getBlocks', [slot, { commitment: 'finalized' }]), [slot]);
+    assert.deepEqual(await call('getBlocksWithLimit', [slot - 1, 5]), [slot - 1, slot]);
+    assert.equal(await call('getFirstAvailableBlock'), 0);
+    assert.equal(await call('minimumLedgerSlot'), 0);
+    // Slots that have not come yet, commitments below confirmed and oversized ranges are refused.
+    assert.deepEqual(await callError('getBlock', [slot + 1]), {
+      jsonrpc: '2.0',
+      error: { code: -32004, message: `Block not available for slot ${slot + 1}` },
+      id: 7,
+    });
+    assert.deepEqual(await callError('getBlockTime', [slot + 1]), {
+      jsonrpc: '2.0',
+      error: { code: -32004, message: `Block not available for slot ${slot + 1}` },
+      id: 7,
+    });
+    assert.deepEqual(await callError('getBlock', [slot, { commitment: 'processed' }]), {
+      jsonrpc: '2.0',
+      error: { code: -32602, message: 'Method does not support commitment below `confirmed`' },
+      id: 7,
+    });
+    assert.deepEqual(await callError('getBlocksWithLimit', [0, 500_001]), {
+      jsonrpc: '2.0',
+      error: { code: -32602, message: 'Limit too large; max 500000' },
+      id: 7,
+    });
+  });
+
+  test('blocks older than the oldest remembered transaction are reported as cleaned up', async (t) => {
+    const own = createManualClock(new Date('2026-05-01T00:00:00Z'));
+    const small = await startLocalChain({
+      rpcPort: 0,
+      wsPort: null,
+      clock: own,
+      autoTick: false,
+      maxRecordedTransactions: 1,
+    });
+    t.after(() => small.close());
+    const wallet = (await generateKeyPairSigner()).address;
+    await small.cheats.airdrop(wallet, SOL);
+    // Past the status cache, so that nothing keeps the first record from being forgotten.
+    own.advance(slotsMs(301));
+    await small.cheats.airdrop(wallet, SOL);
+    const ask = async (method: string, params: unknown[]) => {
+      const response = await fetch(small.rpcUrl as string, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      return response.json();
+    };
+    assert.deepEqual(await ask('getBlock', [0]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32001,
+        message: 'Block 0 cleaned up, does not exist on node. First available block: 1',
+      },
+      id: 1,
+    });
+    assert.deepEqual(await ask('getBlocks', [0, 3]), { jsonrpc: '2.0', result: [1, 2, 3], id: 1 });
+    assert.deepEqual(await ask('getFirstAvailableBlock', []), { jsonrpc: '2.0', result: 1, id: 1 });
+  });
+
+  test('getSignaturesForAddress lists newest first with memos; limit, before and until page through', async () => {
+    const wallet = await generateKeyPairSigner();
+    const first = await local.cheats.airdrop(wallet.address, SOL);
+    clock.advance(slotsMs(1));
+    const second = await local.cheats.airdrop(wallet.address, SOL);
+    const lifetime = local.ledger.latestBlockhash();
+    const tx = await signTransaction(
+      wallet,
+      [getTransferSolInstruction({ source: wallet, destination: wallet.address, amount: lamports(1n) })],
+      { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) },
+    );
+    await call('sendTransaction', [tx.base64, { encoding: 'base64' }]);
+    const entries = (await call('getSignaturesForAddress', [wallet.address])) as Record<string, unknown>[];
+    const entry = (signature: string) => {
+      const record = local.ledger.getTransaction(signature);
+      return {
+        blockTime: record?.blockTime,
+        confirmationStatus: 'finalized',
+        err: null,
+        signature,
+        slot: record?.slot,
+      };
+    };
+    assert.deepEqual(
+      entries.map(({ memo: _memo, ...rest }) => rest),
+      [entry(tx.signature), entry(second), entry(first)],
+    );
+    assert.equal(entries[0]?.memo, null);
+    assert.match(entries[1]?.memo as string, /^\[\d+\] airdrop \d+$/);
+    const page = async (cfg: object) =>
+      ((await call('getSignaturesForAddress', [wallet.address, cfg])) as { signature: string }[]).map(
+        (e) => e.signature,
+      );
+    assert.deepEqual(await page({ limit: 2 }), [tx.signature, second]);
+    assert.deepEqual(await page({ before: tx.signature }), [second, first]);
+    assert.deepEqual(await page({ until: first }), [tx.signature, second]);
+    assert.deepEqual(await page({ before: tx.signature, until: first }), [second]);
+    // An unknown `before` finds nothing; an unknown `until` does not bound the search.
+    const unknown = getBase58Decoder().decode(new Uint8Array(64).fill(7));
+    assert.deepEqual(await page({ before: unknown }), []);
+    assert.deepEqual(await page({ until: unknown }), [tx.signature, second, first]);
+    for (const limit of [0, 1001]) {
+      assert.deepEqual(await callError('getSignaturesForAddress', [wallet.address, { limit }]), {
+        jsonrpc: '2.0',
+        error: { code: -32602, message: 'Invalid limit; max 1000' },
+        id: 7,
+      });
+    }
+  });
+});
+
 describe('subscriptions', () => {
   test('@solana/kit sendAndConfirmTransaction confirms over WebSocket; account notifications flow', async () => {
     const rpc = createSolanaRpc(url) as Rpc<SolanaRpcApi>;
@@ -603,6 +814,102 @@ describe('subscriptions', () => {
     });
     const statuses = await rpc.getSignatureStatuses([getSignatureFromTransaction(tx)]).send();
     assert.equal(statuses.value[0]?.confirmationStatus, 'finalized');
+  });
+  test('logs and program subscriptions notify every landed transaction they match; bad filters are refused', async () => {
+    const payer = await generateKeyPairSigner();
+    const to = (await generateKeyPairSigner()).address;
+    await local.cheats.airdrop(payer.address, SOL);
+    const socket = new WebSocket(local.wsUrl as string);
+    const messages: unknown[] = [];
+    socket.on('message', (data) => messages.push(parseExact(data.toString())));
+    await once(socket, 'open');
+    const received = async (count: number) => {
+      while (messages.length < count) await once(socket, 'message');
+    };
+    const request = (id: number, method: string, params: unknown[]) =>
+      socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    request(1, 'logsSubscribe', [{ mentions: [payer.address, to] }]);
+    request(2, 'logsSubscribe', ['everything']);
+    request(3, 'logsSubscribe', [{ mentions: [payer.address] }, { commitment: 'confirmed' }]);
+    request(4, 'programSubscribe', [
+      '11111111111111111111111111111111',
+      { encoding: 'base64', filters: [{ dataSize: 0 }] },
+    ]);
+    await received(4);
+    const lifetime = local.ledger.latestBlockhash();
+    const send = async (amount: bigint) => {
+      const tx = await signTransaction(
+        payer,
+        [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(amount) })],
+        { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) },
+      );
+      await call('sendTransaction', [tx.base64, { encoding: 'base64', skipPreflight: true }]);
+      return tx.signature;
+    };
+    // Without preflight a failing transfer lands with its error and pays its fee.
+    const failed = await send(2n * SOL);
+    const paid = await send(SOL / 2n);
+    await received(9);
+    socket.close();
+    const [logs, program] = [
+      (messages[2] as { result: number }).result,
+      (messages[3] as { result: number }).result,
+    ];
+    const context = { slot: slotNow() };
+    const system = (lamports: bigint) => ({
+      data: ['', 'base64'],
+      executable: false,
+      lamports: Number(lamports),
+      owner: '11111111111111111111111111111111',
+      rentEpoch: 18446744073709551615n,
+      space: 0,
+    });
+    const notification = (method: string, subscription: number, value: unknown) => ({
+      jsonrpc: '2.0',
+      method,
+      params: { result: { context, value }, subscription },
+    });
+    assert.deepEqual(messages, [
+      {
+        jsonrpc: '2.0',
+        error: { code: -32602, message: 'Invalid Request: Only 1 address supported' },
+        id: 1,
+      },
+      {
+        jsonrpc: '2.0',
+        error: {
+          code: -32602,
+          message: 'Invalid params: expected "all", "allWithVotes" or { mentions: [address] }',
+        },
+        id: 2,
+      },
+      { jsonrpc: '2.0', result: logs, id: 3 },
+      { jsonrpc: '2.0', result: program, id: 4 },
+      notification('logsNotification', logs, {
+        err: { InstructionError: [0, { Custom: 1 }] },
+        logs: [
+          'Program 11111111111111111111111111111111 invoke [1]',
+          `Transfer: insufficient lamports ${SOL - 5000n}, need ${2n * SOL}`,
+          'Program 11111111111111111111111111111111 failed: custom program error: 0x1',
+        ],
+        signature: failed,
+      }),
+      // The recipient does not exist yet: only the payer (its fee) is notified.
+      notification('programNotification', program, { account: system(SOL - 5000n), pubkey: payer.address }),
+      notification('logsNotification', logs, {
+        err: null,
+        logs: [
+          'Program 11111111111111111111111111111111 invoke [1]',
+          'Program 11111111111111111111111111111111 success',
+        ],
+        signature: paid,
+      }),
+      notification('programNotification', program, {
+        account: system(SOL / 2n - 10_000n),
+        pubkey: payer.address,
+      }),
+      notification('programNotification', program, { account: system(SOL / 2n), pubkey: to }),
+    ]);
   });
 });
 

@@ -44,6 +44,31 @@ test('a restart resumes accounts, history, blockhashes, slot and time; time neve
   assert.equal((await local.chain.getClock()).slot, before.slot + 5n);
 });
 
+test('blocks keep their times across a restart; the next slot starts once the downtime is over', async (t) => {
+  const data = await tempDir('chain-block-times');
+  const clock = createManualClock(new Date('2026-06-01T00:00:00Z'));
+  let local = await startLocalChain({ dataDir: data.dir, serve: false, clock, autoTick: false });
+  // A tenth of the way into slot 5.
+  clock.advance(slotsMs(5) + 40);
+  const slot = local.ledger.slot();
+  const blockTimes = () => Array.from({ length: slot + 1 }, (_, s) => local.ledger.block(s).blockTime);
+  const before = blockTimes();
+  await local.close();
+
+  clock.advance(3_600_000);
+  local = await startLocalChain({ dataDir: data.dir, serve: false, clock, autoTick: false });
+  t.after(() => local.close());
+  t.after(data.cleanup);
+  assert.equal(local.ledger.slot(), slot);
+  assert.deepEqual(blockTimes(), before);
+  // The rest of slot 5 runs after the restart.
+  clock.advance(slotsMs(1) - 41);
+  assert.equal(local.ledger.slot(), slot);
+  clock.advance(1);
+  assert.equal(local.ledger.slot(), slot + 1);
+  assert.equal(local.ledger.block(slot + 1).blockTime, Math.floor(clock.now().getTime() / 1000));
+});
+
 test('saving is write-behind: nothing is written until a flush, then everything is', async (t) => {
   const data = await tempDir('chain-behind');
   t.after(data.cleanup);

@@ -2,7 +2,7 @@
 // plus those verified by the signature precompiles) and the prioritization fee asked for through
 // the Compute Budget program. LiteSVM charges exactly this but does not report it to JavaScript,
 // and `getFeeForMessage` needs it before execution.
-import { keyOfAddress } from '../keys.ts';
+import { keyOf, keyOfAddress } from '../keys.ts';
 import type { WireMessage } from './wire.ts';
 
 const LAMPORTS_PER_SIGNATURE = 5000n;
@@ -46,18 +46,16 @@ function readU64(data: Uint8Array, at: number): bigint {
   return readU32(data, at) + readU32(data, at + 4) * 4294967296n;
 }
 
-/** Computes the fee of a message; `programKeyOf` gives the Map key (see keys.ts) of account `index`. */
-export function computeFee(
-  message: WireMessage,
-  programKeyOf: (index: number) => string | undefined,
-): bigint {
+/** Computes the fee of a message whose account keys (static, then loaded) are `keys`. */
+export function computeFee(message: WireMessage, keys: readonly Uint8Array[]): bigint {
   let signatures = BigInt(message.numRequiredSignatures);
   let unitLimit: bigint | null = null;
   let unitPrice = 0n;
   let builtinCount = 0n;
   let otherCount = 0n;
   for (const ix of message.instructions) {
-    const program = programKeyOf(ix.programIdIndex) ?? '';
+    const key = keys[ix.programIdIndex];
+    const program = key ? keyOf(key) : '';
     if (PRECOMPILES.has(program)) signatures += BigInt(ix.data[0] ?? 0);
     if (program === COMPUTE_BUDGET) {
       const kind = ix.data[0];

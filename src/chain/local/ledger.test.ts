@@ -197,3 +197,50 @@ test('a durable-nonce transaction lands long after any blockhash expired, once',
   assert.equal(again.kind, 'rejected');
   assert.equal(ledger.getBalance(key(to)), SOL);
 });
+
+test('SlotHashes lists the recent slots newest first with their blockhashes, also after time travel', () => {
+  const { clock, ledger } = setup();
+  const slotHashes = () => {
+    const data = Buffer.from(
+      ledger.getAccount(key('SysvarS1otHashes111111111111111111111111111'))?.data ?? [],
+    );
+    return Array.from({ length: Number(data.readBigUInt64LE(0)) }, (_, i) => [
+      Number(data.readBigUInt64LE(8 + i * 40)),
+      encodeBase58(data.subarray(16 + i * 40, 48 + i * 40)),
+    ]);
+  };
+  clock.advance(3 * 400);
+  assert.deepEqual(
+    slotHashes(),
+    [3, 2, 1, 0].map((slot) => [slot, ledger.block(slot).blockhash]),
+  );
+  assert.equal(ledger.block(3).blockhash, ledger.latestBlockhash().blockhash);
+  ledger.timeTravel({ absoluteSlot: 10_000 });
+  const entries = slotHashes();
+  assert.equal(entries.length, 512);
+  assert.deepEqual(entries[0], [10_000, ledger.latestBlockhash().blockhash]);
+  assert.deepEqual(entries[511], [10_000 - 511, ledger.block(10_000 - 511).blockhash]);
+});
+
+test('beyond the record cap the oldest transactions are forgotten, and their blocks with them', async () => {
+  const clock = createManualClock(new Date('2026-07-01T00:00:00.000Z'));
+  const ledger = createLedger({ clock, maxRecordedTransactions: 2 });
+  const wallet = key((await generateKeyPairSigner()).address);
+  const signatures: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    signatures.push(ledger.airdrop(wallet, SOL).signature);
+    // Past the status cache, so that nothing keeps a record from being forgotten.
+    clock.advance(301 * 400);
+  }
+  assert.equal(ledger.getTransaction(signatures[0] as string), undefined);
+  assert.equal(ledger.firstAvailableBlock(), 1);
+  assert.deepEqual(ledger.block(0).transactions, []);
+  assert.deepEqual(
+    ledger.signaturesForAddress(wallet, { limit: 10 }).map((record) => record.signature),
+    [signatures[2], signatures[1]],
+  );
+  assert.deepEqual(
+    ledger.block(301).transactions.map((record) => record.signature),
+    [signatures[1]],
+  );
+});

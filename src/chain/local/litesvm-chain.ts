@@ -22,7 +22,9 @@ import type {
   TransactionTokenBalance,
   WireTransactionInput,
 } from '../types.ts';
-import type { Ledger, LedgerAccount, TokenBalanceRecord, TxRecord } from './ledger.ts';
+import type { TokenBalanceRecord, TxRecord } from './history.ts';
+import type { Ledger } from './ledger.ts';
+import type { LedgerAccount } from './transactions.ts';
 import { PACKET_DATA_SIZE, parseWireTransaction, WireFormatError } from './wire.ts';
 
 const asAddress = (bytes: Uint8Array) => encodeBase58(bytes) as Address;
@@ -52,6 +54,20 @@ function wireBytes(transaction: WireTransactionInput): Uint8Array {
     );
   }
   return bytes;
+}
+
+// Runs a ledger call on transaction bytes; malformed bytes are the caller's error.
+function wellFormed<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof WireFormatError) {
+      throw new ChainError('CHAIN_INVALID_ARGUMENT', `malformed transaction: ${error.message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }
 
 /** An account of the ledger in @solana/kit's EncodedAccount shape. */
@@ -206,17 +222,7 @@ export function createLiteSvmChain({ ledger }: { ledger: Ledger }): Chain {
     async sendTransaction(transaction, options?: SendOptions) {
       guard(options);
       const bytes = wireBytes(transaction);
-      let outcome: ReturnType<Ledger['submit']>;
-      try {
-        outcome = ledger.submit(bytes, { preflight: !options?.skipPreflight });
-      } catch (error) {
-        if (error instanceof WireFormatError) {
-          throw new ChainError('CHAIN_INVALID_ARGUMENT', `malformed transaction: ${error.message}`, {
-            cause: error,
-          });
-        }
-        throw error;
-      }
+      const outcome = wellFormed(() => ledger.submit(bytes, { preflight: !options?.skipPreflight }));
       switch (outcome.kind) {
         case 'landed':
         case 'dropped':
@@ -259,17 +265,9 @@ export function createLiteSvmChain({ ledger }: { ledger: Ledger }): Chain {
           'sigVerify may not be used with replaceRecentBlockhash',
         );
       }
-      let outcome: ReturnType<Ledger['simulate']>;
-      try {
-        outcome = ledger.simulate(bytes, { sigVerify, replaceRecentBlockhash, innerInstructions: false });
-      } catch (error) {
-        if (error instanceof WireFormatError) {
-          throw new ChainError('CHAIN_INVALID_ARGUMENT', `malformed transaction: ${error.message}`, {
-            cause: error,
-          });
-        }
-        throw error;
-      }
+      const outcome = wellFormed(() =>
+        ledger.simulate(bytes, { sigVerify, replaceRecentBlockhash, innerInstructions: false }),
+      );
       if (sigVerify && outcome.err?.json === 'SignatureFailure') {
         throw new ChainError('CHAIN_SIGNATURE_INVALID', 'Transaction signature verification failure');
       }

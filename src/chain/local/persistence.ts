@@ -9,8 +9,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import type { Ledger, LedgerMeta, RestoredLedger, TokenBalanceRecord, TxRecord } from './ledger.ts';
-import type { DescribedError } from './tx-error.ts';
+import type { TxRecord } from './history.ts';
+import type { Ledger, LedgerMeta, RestoredLedger } from './ledger.ts';
 
 const MAGIC = Buffer.from('TRCHAIN1');
 const STATE_FILE = 'state.bin';
@@ -26,99 +26,39 @@ const b64 = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
 
-interface TokenBalanceLine {
-  accountIndex: number;
-  mint: string;
-  owner: string;
-  programId: string;
-  amount: string;
-  decimals: number;
-}
-
-const tokenToLine = (t: TokenBalanceRecord): TokenBalanceLine => ({
-  accountIndex: t.accountIndex,
-  mint: b64(t.mint),
-  owner: b64(t.owner),
-  programId: b64(t.programId),
-  amount: t.amount.toString(),
-  decimals: t.decimals,
-});
-
-const tokenFromLine = (t: TokenBalanceLine): TokenBalanceRecord => ({
-  accountIndex: t.accountIndex,
-  mint: unb64(t.mint),
-  owner: unb64(t.owner),
-  programId: unb64(t.programId),
-  amount: BigInt(t.amount),
-  decimals: t.decimals,
-});
+// A record's byte fields are written as base64 and its u64 fields as decimal strings; these are
+// their names, wherever they occur in a record.
+const BYTE_FIELDS = new Set([
+  'wire',
+  'loadedWritable',
+  'loadedReadonly',
+  'mint',
+  'owner',
+  'programId',
+  'accounts',
+  'data',
+]);
+const U64_FIELDS = new Set(['fee', 'unitsConsumed', 'preBalances', 'postBalances', 'amount']);
 
 /** One record as a line of the transaction log. */
-export function recordToLine(r: TxRecord): string {
-  return JSON.stringify({
-    seq: r.seq,
-    signature: r.signature,
-    slot: r.slot,
-    blockTime: r.blockTime,
-    wire: b64(r.wire),
-    err: r.err,
-    logs: r.logs,
-    fee: r.fee.toString(),
-    unitsConsumed: r.unitsConsumed.toString(),
-    loadedWritable: r.loadedWritable.map(b64),
-    loadedReadonly: r.loadedReadonly.map(b64),
-    preBalances: r.preBalances.map(String),
-    postBalances: r.postBalances.map(String),
-    preTokenBalances: r.preTokenBalances.map(tokenToLine),
-    postTokenBalances: r.postTokenBalances.map(tokenToLine),
-    innerInstructions: r.innerInstructions.map((set) => ({
-      index: set.index,
-      instructions: set.instructions.map((ix) => ({
-        programIdIndex: ix.programIdIndex,
-        accounts: b64(ix.accounts),
-        data: b64(ix.data),
-        stackHeight: ix.stackHeight,
-      })),
-    })),
-    returnData: r.returnData && { programId: b64(r.returnData.programId), data: b64(r.returnData.data) },
+export function recordToLine(record: TxRecord): string {
+  return JSON.stringify(record, function (this: Record<string, unknown>, key, value) {
+    // The holder's own value: a Buffer has already been turned into an object by its toJSON.
+    const raw = this[key];
+    if (raw instanceof Uint8Array) return b64(raw);
+    return typeof value === 'bigint' ? value.toString() : value;
   });
 }
 
 /** Parses a line written by recordToLine. */
 export function recordFromLine(line: string): TxRecord {
-  const o = JSON.parse(line);
-  return {
-    seq: o.seq,
-    signature: o.signature,
-    slot: o.slot,
-    blockTime: o.blockTime,
-    wire: unb64(o.wire),
-    err: o.err as DescribedError | null,
-    logs: o.logs,
-    fee: BigInt(o.fee),
-    unitsConsumed: BigInt(o.unitsConsumed),
-    loadedWritable: o.loadedWritable.map(unb64),
-    loadedReadonly: o.loadedReadonly.map(unb64),
-    preBalances: o.preBalances.map(BigInt),
-    postBalances: o.postBalances.map(BigInt),
-    preTokenBalances: o.preTokenBalances.map(tokenFromLine),
-    postTokenBalances: o.postTokenBalances.map(tokenFromLine),
-    innerInstructions: o.innerInstructions.map(
-      (set: {
-        index: number;
-        instructions: { programIdIndex: number; accounts: string; data: string; stackHeight: number }[];
-      }) => ({
-        index: set.index,
-        instructions: set.instructions.map((ix) => ({
-          programIdIndex: ix.programIdIndex,
-          accounts: unb64(ix.accounts),
-          data: unb64(ix.data),
-          stackHeight: ix.stackHeight,
-        })),
-      }),
-    ),
-    returnData: o.returnData && { programId: unb64(o.returnData.programId), data: unb64(o.returnData.data) },
-  };
+  return JSON.parse(line, (key, value) => {
+    const each = (convert: (text: string) => unknown) =>
+      Array.isArray(value) ? value.map(convert) : convert(value);
+    if (BYTE_FIELDS.has(key)) return each(unb64);
+    if (U64_FIELDS.has(key)) return each(BigInt);
+    return value;
+  });
 }
 
 function encodeState(meta: LedgerMeta, svmBytes: Uint8Array): Buffer {

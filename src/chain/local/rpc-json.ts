@@ -1,7 +1,8 @@
 // JSON shapes of the Solana JSON-RPC API as validators produce them: accounts in every encoding
-// wallets ask for, parsed token accounts and mints, transactions and their metadata.
+// wallets ask for, parsed token accounts and mints, account filters, transactions and their
+// metadata, memos.
 import { zstdCompressSync } from 'node:zlib';
-import { encodeBase58 } from '../base58.ts';
+import { decodeBase58, encodeBase58 } from '../base58.ts';
 import { keyOf, keyOfAddress } from '../keys.ts';
 import {
   isMintData,
@@ -12,13 +13,9 @@ import {
   TOKEN_PROGRAM_KEY,
   uiAmountString,
 } from '../spl.ts';
-import type {
-  InnerInstructionRecord,
-  Ledger,
-  LedgerAccount,
-  TokenBalanceRecord,
-  TxRecord,
-} from './ledger.ts';
+import type { InnerInstructionRecord, TokenBalanceRecord, TxRecord } from './history.ts';
+import type { Ledger } from './ledger.ts';
+import type { LedgerAccount } from './transactions.ts';
 import { isStaticKeyWritable, parseWireTransaction } from './wire.ts';
 
 /** A JSON-RPC error answer. */
@@ -32,6 +29,13 @@ export class RpcError extends Error {
     this.code = code;
     this.data = data;
   }
+}
+
+/** A JSON-RPC error answer body. */
+export function errorBody(id: unknown, code: number, message: string, data?: unknown) {
+  const error: Record<string, unknown> = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: '2.0', error, id: id ?? null };
 }
 
 /** Raised for malformed parameters (-32602). */
@@ -56,6 +60,11 @@ export type AccountEncoding = 'binary' | 'base58' | 'base64' | 'base64+zstd' | '
 const ACCOUNT_ENCODINGS = new Set<string>(['binary', 'base58', 'base64', 'base64+zstd', 'jsonParsed']);
 const MAX_BASE58_BYTES = 128;
 const UPGRADEABLE_LOADER_KEY = keyOfAddress('BPFLoaderUpgradeab1e11111111111111111111111');
+const MEMO_PROGRAM_KEYS = new Set(
+  ['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo'].map(
+    keyOfAddress,
+  ),
+);
 
 /** Validates an `encoding` config value of account methods (default `binary`). */
 export function accountEncoding(value: unknown): AccountEncoding {
@@ -174,16 +183,30 @@ export function encodeAccount(
   encoding: AccountEncoding,
   slice?: DataSlice,
 ) {
+  const size = slice
+    ? account.data.subarray(slice.offset, slice.offset + slice.length).length
+    : account.data.length;
+  if ((encoding === 'binary' || encoding === 'base58') && size > MAX_BASE58_BYTES) {
+    throw new RpcError(
+      -32600,
+      `Encoded binary (base 58) data should be less than ${MAX_BASE58_BYTES} bytes, please use Base64 encoding.`,
+    );
+  }
+  return uiAccount(ledger, account, encoding, slice);
+}
+
+/** An account as subscriptions notify it: like encodeAccount, but base58 data of any size. */
+export function uiAccount(
+  ledger: Ledger,
+  account: LedgerAccount,
+  encoding: AccountEncoding,
+  slice?: DataSlice,
+) {
   let data: unknown;
   const bytes = slice ? account.data.subarray(slice.offset, slice.offset + slice.length) : account.data;
   switch (encoding) {
     case 'binary':
     case 'base58':
-      if (bytes.length > MAX_BASE58_BYTES) {
-        throw invalidParams(
-          `Encoded binary (base 58) data should be less than ${MAX_BASE58_BYTES} bytes, please use Base64 encoding.`,
-        );
-      }
       data = encoding === 'binary' ? encodeBase58(bytes) : [encodeBase58(bytes), 'base58'];
       break;
     case 'base64':
@@ -204,6 +227,34 @@ export function encodeAccount(
     rentEpoch: u64(account.rentEpoch),
     space: account.data.length,
   };
+}
+
+/** Validates the `filters` of getProgramAccounts and programSubscribe; returns their test of account data. */
+export function accountFilter(filters: unknown): (data: Uint8Array) => boolean {
+  if (filters === undefined || filters === null) return () => true;
+  if (!Array.isArray(filters)) throw invalidParams('Invalid params: filters must be an array');
+  const tests = filters.map((f: Record<string, unknown>): ((data: Uint8Array) => boolean) => {
+    if (f?.dataSize !== undefined) {
+      const size = f.dataSize;
+      if (!Number.isSafeInteger(size)) throw invalidParams('Invalid params: dataSize must be an integer');
+      return (data) => data.length === size;
+    }
+    const memcmp = f?.memcmp as Record<string, unknown> | undefined;
+    if (!memcmp) throw invalidParams('Invalid params: unknown filter');
+    const offset = memcmp.offset;
+    if (!Number.isSafeInteger(offset) || (offset as number) < 0)
+      throw invalidParams('Invalid params: memcmp.offset must be an integer');
+    const expected =
+      typeof memcmp.bytes !== 'string'
+        ? null
+        : memcmp.encoding === 'base64'
+          ? new Uint8Array(Buffer.from(memcmp.bytes, 'base64'))
+          : decodeBase58(memcmp.bytes);
+    if (!expected) throw invalidParams('Invalid param: memcmp bytes');
+    const at = offset as number;
+    return (data) => data.length >= at + expected.length && expected.every((b, i) => data[at + i] === b);
+  });
+  return (data) => tests.every((test) => test(data));
 }
 
 function uiTokenBalance(t: TokenBalanceRecord) {
@@ -238,104 +289,133 @@ function innerInstructionJson(ix: InnerInstructionRecord, keys: string[], parsed
   };
 }
 
-/** Transaction encodings of getTransaction. */
+/** Transaction encodings of getTransaction and getBlock. */
 export type TransactionEncoding = 'json' | 'jsonParsed' | 'base58' | 'base64';
 
-/** The value getTransaction returns for a recorded transaction. */
-export function encodeTransaction(record: TxRecord, encoding: TransactionEncoding, withVersion: boolean) {
+/** How a transaction is given: whole, or (getBlock's `accounts`) its keys and balances only. */
+export interface TransactionShape {
+  encoding: TransactionEncoding;
+  /** Adds the `version` field (when the client gave `maxSupportedTransactionVersion`). */
+  withVersion: boolean;
+  details?: 'full' | 'accounts';
+  rewards?: boolean;
+}
+
+/** A recorded transaction and its metadata, as getTransaction and getBlock give them. */
+export function encodeTransaction(record: TxRecord, shape: TransactionShape) {
   const tx = parseWireTransaction(record.wire);
   const { message } = tx;
   const staticKeys = message.staticKeys.map(encodeBase58);
   const loadedWritable = record.loadedWritable.map(encodeBase58);
   const loadedReadonly = record.loadedReadonly.map(encodeBase58);
   const keys = [...staticKeys, ...loadedWritable, ...loadedReadonly];
-  const parsed = encoding === 'jsonParsed';
-  let transaction: unknown;
-  if (encoding === 'base64') transaction = [b64(record.wire), 'base64'];
-  else if (encoding === 'base58') transaction = [encodeBase58(record.wire), 'base58'];
-  else {
-    const jsonMessage: Record<string, unknown> = {
-      accountKeys: parsed
-        ? [
-            ...staticKeys.map((pubkey, i) => ({
-              pubkey,
-              signer: i < message.numRequiredSignatures,
-              source: 'transaction',
-              writable: isStaticKeyWritable(message, i),
-            })),
-            ...loadedWritable.map((pubkey) => ({
-              pubkey,
-              signer: false,
-              source: 'lookupTable',
-              writable: true,
-            })),
-            ...loadedReadonly.map((pubkey) => ({
-              pubkey,
-              signer: false,
-              source: 'lookupTable',
-              writable: false,
-            })),
-          ]
-        : staticKeys,
-      header: parsed
-        ? undefined
-        : {
-            numReadonlySignedAccounts: message.numReadonlySigned,
-            numReadonlyUnsignedAccounts: message.numReadonlyUnsigned,
-            numRequiredSignatures: message.numRequiredSignatures,
-          },
-      instructions: message.instructions.map((ix) =>
-        parsed
-          ? {
-              accounts: [...ix.accounts].map((i) => keys[i]),
-              data: encodeBase58(ix.data),
-              programId: keys[ix.programIdIndex],
-              stackHeight: null,
-            }
-          : {
-              accounts: [...ix.accounts],
-              data: encodeBase58(ix.data),
-              programIdIndex: ix.programIdIndex,
-              stackHeight: null,
-            },
-      ),
-      recentBlockhash: encodeBase58(message.recentBlockhash),
-    };
-    if (message.version === 0) {
-      jsonMessage.addressTableLookups = message.lookups.map((l) => ({
-        accountKey: encodeBase58(l.table),
-        readonlyIndexes: [...l.readonlyIndexes],
-        writableIndexes: [...l.writableIndexes],
-      }));
-    }
-    transaction = { message: jsonMessage, signatures: tx.signatures.map(encodeBase58) };
-  }
+  const parsedKeys = () => [
+    ...staticKeys.map((pubkey, i) => ({
+      pubkey,
+      signer: i < message.numRequiredSignatures,
+      source: 'transaction',
+      writable: isStaticKeyWritable(message, i),
+    })),
+    ...loadedWritable.map((pubkey) => ({ pubkey, signer: false, source: 'lookupTable', writable: true })),
+    ...loadedReadonly.map((pubkey) => ({ pubkey, signer: false, source: 'lookupTable', writable: false })),
+  ];
+  const parsed = shape.encoding === 'jsonParsed';
   const meta: Record<string, unknown> = {
-    computeUnitsConsumed: u64(record.unitsConsumed),
     err: record.err?.json ?? null,
     fee: u64(record.fee),
-    innerInstructions: record.innerInstructions.map((set) => ({
-      index: set.index,
-      instructions: set.instructions.map((ix) => innerInstructionJson(ix, keys, parsed)),
-    })),
-    loadedAddresses: { readonly: loadedReadonly, writable: loadedWritable },
-    logMessages: record.logs,
     postBalances: record.postBalances.map(u64),
     postTokenBalances: record.postTokenBalances.map(uiTokenBalance),
     preBalances: record.preBalances.map(u64),
     preTokenBalances: record.preTokenBalances.map(uiTokenBalance),
-    rewards: [],
     status: statusOf(record),
   };
-  if (record.returnData) {
-    meta.returnData = {
-      data: [b64(record.returnData.data), 'base64'],
-      programId: encodeBase58(record.returnData.programId),
-    };
+  if (shape.rewards ?? true) meta.rewards = [];
+  let transaction: unknown;
+  if (shape.details === 'accounts') {
+    transaction = { accountKeys: parsedKeys(), signatures: tx.signatures.map(encodeBase58) };
+  } else {
+    meta.computeUnitsConsumed = u64(record.unitsConsumed);
+    meta.innerInstructions = record.innerInstructions.map((set) => ({
+      index: set.index,
+      instructions: set.instructions.map((ix) => innerInstructionJson(ix, keys, parsed)),
+    }));
+    meta.loadedAddresses = { readonly: loadedReadonly, writable: loadedWritable };
+    meta.logMessages = record.logs;
+    if (record.returnData) {
+      meta.returnData = {
+        data: [b64(record.returnData.data), 'base64'],
+        programId: encodeBase58(record.returnData.programId),
+      };
+    }
+    if (shape.encoding === 'base64') transaction = [b64(record.wire), 'base64'];
+    else if (shape.encoding === 'base58') transaction = [encodeBase58(record.wire), 'base58'];
+    else {
+      const jsonMessage: Record<string, unknown> = {
+        accountKeys: parsed ? parsedKeys() : staticKeys,
+        header: parsed
+          ? undefined
+          : {
+              numReadonlySignedAccounts: message.numReadonlySigned,
+              numReadonlyUnsignedAccounts: message.numReadonlyUnsigned,
+              numRequiredSignatures: message.numRequiredSignatures,
+            },
+        instructions: message.instructions.map((ix) =>
+          parsed
+            ? {
+                accounts: [...ix.accounts].map((i) => keys[i]),
+                data: encodeBase58(ix.data),
+                programId: keys[ix.programIdIndex],
+                stackHeight: null,
+              }
+            : {
+                accounts: [...ix.accounts],
+                data: encodeBase58(ix.data),
+                programIdIndex: ix.programIdIndex,
+                stackHeight: null,
+              },
+        ),
+        recentBlockhash: encodeBase58(message.recentBlockhash),
+      };
+      if (message.version === 0) {
+        jsonMessage.addressTableLookups = message.lookups.map((l) => ({
+          accountKey: encodeBase58(l.table),
+          readonlyIndexes: [...l.readonlyIndexes],
+          writableIndexes: [...l.writableIndexes],
+        }));
+      }
+      transaction = { message: jsonMessage, signatures: tx.signatures.map(encodeBase58) };
+    }
   }
-  const out: Record<string, unknown> = { blockTime: record.blockTime, meta, slot: record.slot, transaction };
-  if (withVersion) out.version = message.version;
+  const out: Record<string, unknown> = { meta, transaction };
+  if (shape.withVersion) out.version = message.version;
   return out;
+}
+
+/** Whether a recorded transaction is a v0 one (which clients must say they support). */
+export function isVersioned(record: TxRecord): boolean {
+  const version = record.wire[1 + 64 * (record.wire[0] ?? 0)] as number;
+  return (version & 0x80) !== 0;
+}
+
+/** The memos of a transaction's memo instructions, as getSignaturesForAddress gives them, or null. */
+export function memoOf(record: TxRecord): string | null {
+  const { message } = parseWireTransaction(record.wire);
+  const memos = message.instructions
+    .filter((ix) => {
+      const program = message.staticKeys[ix.programIdIndex];
+      return program !== undefined && MEMO_PROGRAM_KEYS.has(keyOf(program));
+    })
+    .map((ix) => {
+      const text = new TextDecoder('utf-8', { fatal: true });
+      let memo: string;
+      try {
+        memo = text.decode(ix.data);
+      } catch {
+        memo = '(unparseable)';
+      }
+      return `[${ix.data.length}] ${memo}`;
+    });
+  return memos.length === 0 ? null : memos.join('; ');
 }
 
 /** Inner instructions of a simulation, compiled form. */

@@ -13,27 +13,26 @@ import {
   TOKEN_PROGRAM,
   uiAmountString,
 } from '../spl.ts';
-import {
-  type AccountPatch,
-  type EpochInfo,
-  type Ledger,
-  LedgerInputError,
-  SLOTS_PER_EPOCH,
-  type SubmitOutcome,
-  type TokenAccountPatch,
-} from './ledger.ts';
+import { type AccountPatch, LedgerInputError, type TokenAccountPatch } from './cheats.ts';
+import type { TxRecord } from './history.ts';
+import type { Ledger } from './ledger.ts';
 import {
   accountEncoding,
+  accountFilter,
   dataSlice,
   encodeAccount,
   encodeInnerInstructions,
   encodeTransaction,
   invalidParams,
+  isVersioned,
+  memoOf,
   RpcError,
   statusOf,
   type TransactionEncoding,
   u64,
 } from './rpc-json.ts';
+import { SLOTS_PER_EPOCH } from './slots.ts';
+import type { SubmitOutcome } from './transactions.ts';
 import { PACKET_DATA_SIZE, parseWireMessage, WireFormatError } from './wire.ts';
 
 /** The Agave version LiteSVM embeds, reported as the node's version. */
@@ -43,6 +42,10 @@ const MAX_BASE58_TX_SIZE = 1683;
 const MAX_BASE64_TX_SIZE = 1644;
 const MAX_MULTIPLE_ACCOUNTS = 100;
 const MAX_SIGNATURE_STATUSES = 256;
+const MAX_BLOCK_RANGE = 500_000;
+const MAX_SIGNATURES_FOR_ADDRESS = 1000;
+const TRANSACTION_ENCODINGS = new Set(['json', 'jsonParsed', 'base58', 'base64']);
+const TRANSACTION_DETAILS = new Set(['full', 'accounts', 'signatures', 'none']);
 
 /** A method handler: params in, JSON-ready result (or a promise of it) out. */
 export type RpcHandler = (params: unknown[], ledger: Ledger) => unknown;
@@ -93,17 +96,6 @@ function integer(value: unknown, what: string): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
   throw invalidParams(`Invalid params: ${what} must be an integer`);
-}
-
-function epochInfoJson(info: EpochInfo) {
-  return {
-    absoluteSlot: info.absoluteSlot,
-    blockHeight: info.blockHeight,
-    epoch: info.epoch,
-    slotIndex: info.slotIndex,
-    slotsInEpoch: info.slotsInEpoch,
-    transactionCount: info.transactionCount,
-  };
 }
 
 function decodeTransactionParam(value: unknown, cfg: Config): Uint8Array {
@@ -212,9 +204,54 @@ function tokenProgramParam(value: unknown): Uint8Array {
   return key;
 }
 
-function cheat<T>(run: () => T): T {
+// History methods answer only what is at least confirmed; on this chain everything is final.
+function atLeastConfirmed(cfg: Config) {
+  if (cfg.commitment === 'processed')
+    throw invalidParams('Method does not support commitment below `confirmed`');
+}
+
+function slotParam(value: unknown): number {
+  const slot = integer(value, 'slot');
+  if (slot < 0n) throw invalidParams('Invalid params: slot must not be negative');
+  return Number(slot);
+}
+
+function transactionEncoding(value: unknown): TransactionEncoding {
+  const encoding = value ?? 'json';
+  if (typeof encoding !== 'string' || !TRANSACTION_ENCODINGS.has(encoding))
+    throw invalidParams(`Invalid param: unknown encoding ${String(encoding)}`);
+  return encoding as TransactionEncoding;
+}
+
+// A v0 transaction is given only to clients that say they read it.
+function checkVersion(record: TxRecord, withVersion: boolean) {
+  if (isVersioned(record) && !withVersion) {
+    throw new RpcError(
+      -32015,
+      'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+    );
+  }
+}
+
+// Blocks exist from the first one the chain still has whole to the current slot.
+function checkBlockAvailable(ledger: Ledger, slot: number) {
+  if (slot > ledger.slot()) throw new RpcError(-32004, `Block not available for slot ${slot}`);
+  const first = ledger.firstAvailableBlock();
+  if (slot < first) {
+    throw new RpcError(
+      -32001,
+      `Block ${slot} cleaned up, does not exist on node. First available block: ${first}`,
+    );
+  }
+}
+
+function slotRange(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+}
+
+async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
   try {
-    return run();
+    return await run();
   } catch (error) {
     if (error instanceof LedgerInputError) throw invalidParams(error.message);
     throw error;
@@ -235,7 +272,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
   },
   getEpochInfo: (params, ledger) => {
     contextSlot(ledger, config(params, 0));
-    return epochInfoJson(ledger.epochInfo());
+    return ledger.epochInfo();
   },
   getEpochSchedule: () => ({
     firstNormalEpoch: 0,
@@ -310,32 +347,10 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const encoding = accountEncoding(cfg.encoding);
     const slice = dataSlice(cfg.dataSlice);
     const slot = contextSlot(ledger, cfg);
-    const filters = (cfg.filters ?? []) as Config[];
-    if (!Array.isArray(filters)) throw invalidParams('Invalid params: filters must be an array');
-    const tests = filters.map((f): ((data: Uint8Array) => boolean) => {
-      if (f.dataSize !== undefined) {
-        const size = Number(integer(f.dataSize, 'dataSize'));
-        return (data) => data.length === size;
-      }
-      const memcmp = f.memcmp as Config | undefined;
-      if (memcmp) {
-        const offset = Number(integer(memcmp.offset, 'memcmp.offset'));
-        const text = memcmp.bytes;
-        const expected =
-          typeof text !== 'string'
-            ? null
-            : memcmp.encoding === 'base64'
-              ? new Uint8Array(Buffer.from(text, 'base64'))
-              : decodeBase58(text);
-        if (!expected) throw invalidParams('Invalid param: memcmp bytes');
-        return (data) =>
-          data.length >= offset + expected.length && expected.every((b, i) => data[offset + i] === b);
-      }
-      throw invalidParams('Invalid params: unknown filter');
-    });
+    const matches = accountFilter(cfg.filters);
     const value = ledger
       .programAccounts(program)
-      .filter(({ account }) => tests.every((t) => t(account.data)))
+      .filter(({ account }) => matches(account.data))
       .map(({ key, account }) => ({
         account: encodeAccount(ledger, account, encoding, slice),
         pubkey: encodeBase58(key),
@@ -436,22 +451,89 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const cfg = typeof params[1] === 'string' ? { encoding: params[1] } : config(params, 1);
     if (cfg.commitment === 'processed')
       throw invalidParams('Method does not support commitment below `confirmed`');
-    const encoding = (cfg.encoding ?? 'json') as TransactionEncoding;
-    if (!['json', 'jsonParsed', 'base58', 'base64'].includes(encoding))
-      throw invalidParams(`Invalid param: unknown encoding ${encoding}`);
+    const encoding = transactionEncoding(cfg.encoding);
     const record = ledger.getTransaction(sig);
     if (!record) return null;
-    const maxVersion = cfg.maxSupportedTransactionVersion;
-    const version = record.wire[1 + 64 * (record.wire[0] ?? 0)] as number;
-    const isV0 = (version & 0x80) !== 0;
-    if (isV0 && (maxVersion === undefined || maxVersion === null)) {
-      throw new RpcError(
-        -32015,
-        'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
-      );
-    }
-    return encodeTransaction(record, encoding, maxVersion !== undefined && maxVersion !== null);
+    const withVersion = cfg.maxSupportedTransactionVersion != null;
+    checkVersion(record, withVersion);
+    return {
+      blockTime: record.blockTime,
+      slot: record.slot,
+      ...encodeTransaction(record, { encoding, withVersion }),
+    };
   },
+  getSignaturesForAddress: (params, ledger) => {
+    const address = pubkey(params[0]);
+    const cfg = config(params, 1);
+    atLeastConfirmed(cfg);
+    const limit = integer(cfg.limit ?? MAX_SIGNATURES_FOR_ADDRESS, 'limit');
+    if (limit < 1n || limit > BigInt(MAX_SIGNATURES_FOR_ADDRESS))
+      throw invalidParams(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`);
+    const before = cfg.before == null ? undefined : signature(cfg.before);
+    const until = cfg.until == null ? undefined : signature(cfg.until);
+    contextSlot(ledger, cfg);
+    return ledger.signaturesForAddress(address, { limit: Number(limit), before, until }).map((record) => ({
+      blockTime: record.blockTime,
+      confirmationStatus: 'finalized',
+      err: record.err?.json ?? null,
+      memo: memoOf(record),
+      signature: record.signature,
+      slot: record.slot,
+    }));
+  },
+  getBlock: (params, ledger) => {
+    const slot = slotParam(params[0]);
+    const cfg = typeof params[1] === 'string' ? { encoding: params[1] } : config(params, 1);
+    atLeastConfirmed(cfg);
+    const encoding = transactionEncoding(cfg.encoding);
+    const details = cfg.transactionDetails ?? 'full';
+    if (typeof details !== 'string' || !TRANSACTION_DETAILS.has(details))
+      throw invalidParams(`Invalid param: unknown transactionDetails ${String(details)}`);
+    const rewards = cfg.rewards ?? true;
+    if (typeof rewards !== 'boolean') throw invalidParams('Invalid params: rewards must be a boolean');
+    const withVersion = cfg.maxSupportedTransactionVersion != null;
+    checkBlockAvailable(ledger, slot);
+    const block = ledger.block(slot);
+    const out: Record<string, unknown> = {
+      blockHeight: block.slot,
+      blockTime: block.blockTime,
+      blockhash: block.blockhash,
+      parentSlot: block.parentSlot,
+      previousBlockhash: block.previousBlockhash,
+    };
+    if (details === 'full' || details === 'accounts') {
+      out.transactions = block.transactions.map((record) => {
+        checkVersion(record, withVersion);
+        return encodeTransaction(record, { encoding, withVersion, details, rewards });
+      });
+    }
+    if (details === 'signatures') out.signatures = block.transactions.map((record) => record.signature);
+    if (rewards) out.rewards = [];
+    return out;
+  },
+  getBlockTime: (params, ledger) => {
+    const slot = slotParam(params[0]);
+    checkBlockAvailable(ledger, slot);
+    return ledger.block(slot).blockTime;
+  },
+  getBlocks: (params, ledger) => {
+    const start = slotParam(params[0]);
+    const hasEnd = typeof params[1] === 'number' || typeof params[1] === 'bigint';
+    atLeastConfirmed(config(params, hasEnd ? 2 : 1));
+    const end = Math.min(hasEnd ? slotParam(params[1]) : start + MAX_BLOCK_RANGE, ledger.slot());
+    if (end - start > MAX_BLOCK_RANGE) throw invalidParams(`Slot range too large; max ${MAX_BLOCK_RANGE}`);
+    return slotRange(Math.max(start, ledger.firstAvailableBlock()), end);
+  },
+  getBlocksWithLimit: (params, ledger) => {
+    const start = slotParam(params[0]);
+    const limit = Number(integer(params[1], 'limit'));
+    atLeastConfirmed(config(params, 2));
+    if (limit > MAX_BLOCK_RANGE) throw invalidParams(`Limit too large; max ${MAX_BLOCK_RANGE}`);
+    const from = Math.max(start, ledger.firstAvailableBlock());
+    return slotRange(from, Math.min(from + limit - 1, ledger.slot()));
+  },
+  getFirstAvailableBlock: (_params, ledger) => ledger.firstAvailableBlock(),
+  minimumLedgerSlot: (_params, ledger) => ledger.firstAvailableBlock(),
   sendTransaction: (params, ledger) => {
     const cfg = config(params, 1);
     const bytes = decodeTransactionParam(params[0], cfg);
@@ -527,7 +609,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
       return outcome.signature;
     });
   },
-  surfnet_setAccount: (params, ledger) => {
+  surfnet_setAccount: async (params, ledger) => {
     const key = pubkey(params[0]);
     const update = (params[1] ?? {}) as Config;
     if (typeof update !== 'object') throw invalidParams('Invalid params: expected an account update object');
@@ -538,7 +620,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     if (update.executable !== undefined) patch.executable = update.executable === true;
     const rentEpoch = update.rentEpoch ?? update.rent_epoch;
     if (rentEpoch !== undefined) patch.rentEpoch = integer(rentEpoch, 'rentEpoch');
-    cheat(() => ledger.setAccount(key, patch));
+    await cheat(() => ledger.setAccount(key, patch));
     return withContext(ledger.slot(), null);
   },
   surfnet_setTokenAccount: async (params, ledger) => {
@@ -559,16 +641,11 @@ export const rpcMethods: Record<string, RpcHandler> = {
     if (delegated !== undefined) patch.delegatedAmount = integer(delegated, 'delegatedAmount');
     const close = update.closeAuthority ?? update.close_authority;
     if (close !== undefined) patch.closeAuthority = optionalKey(close);
-    try {
-      await ledger.setTokenAccount(owner, mint, patch, tokenProgram);
-    } catch (error) {
-      if (error instanceof LedgerInputError) throw invalidParams(error.message);
-      throw error;
-    }
+    await cheat(() => ledger.setTokenAccount(owner, mint, patch, tokenProgram));
     return withContext(ledger.slot(), null);
   },
   surfnet_timeTravel: (params, ledger) =>
-    cheat(() => epochInfoJson(ledger.timeTravel(timeTravelTarget(params[0], ledger.chainTimeMs())))),
+    cheat(() => ledger.timeTravel(timeTravelTarget(params[0], ledger.chainTimeMs()))),
 };
 
 function isTokenProgram(owner: Uint8Array): boolean {

@@ -1,31 +1,13 @@
-// The local JSON-RPC endpoint: JSON-RPC requests are answered here, on the ledger's thread, and the
-// sockets (HTTP with keep-alive, and WebSocket subscriptions on the RPC port and on the
-// conventional RPC port + 1) are served by a worker thread (rpc-transport.ts). No framework: the
-// endpoint's cost per request is the figure the bench watches.
-import { Worker } from 'node:worker_threads';
-import { decodeBase58Exact } from '../base58.ts';
-import { keyOf } from '../keys.ts';
+// The local JSON-RPC endpoint: node:http for JSON-RPC over HTTP and `ws` for subscriptions (on the
+// RPC port and on the conventional RPC port + 1), on the ledger's own thread, so a request is
+// answered in the same turn as it is read.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
 import type { Ledger } from './ledger.ts';
-import { accountEncoding, encodeAccount, RpcError } from './rpc-json.ts';
+import { errorBody, RpcError } from './rpc-json.ts';
 import { rpcMethods } from './rpc-methods.ts';
-import {
-  REPLY,
-  REQUEST,
-  type TransportClose,
-  type TransportConfig,
-  type TransportNotice,
-  WS_CLOSE,
-  WS_MESSAGE,
-  WS_OPEN,
-  WS_SEND,
-} from './rpc-transport.ts';
-
-/** Minimal logger (pino-compatible). */
-export interface ChainLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+import { type ChainLog, createSubscriptions } from './rpc-subscriptions.ts';
 
 /** Options of the endpoint. */
 export interface RpcServerOptions {
@@ -47,10 +29,18 @@ export interface RpcServer {
   close(): Promise<void>;
 }
 
-// Longest a finished answer waits for the rest of its burst. A message between threads costs about
-// half as much as executing a transfer in a sandboxed VM (it may wake the other thread), so answers
-// go a handful at a time rather than one by one.
-const FLUSH_AFTER_MS = 0.25;
+const KEEP_ALIVE_MS = 60_000;
+const CORS_PREFLIGHT_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
+  'Access-Control-Allow-Headers': 'Content-Type, Solana-Client, Authorization',
+  'Access-Control-Max-Age': '86400',
+};
+const TOO_LARGE = JSON.stringify({
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Request body too large' },
+  id: null,
+});
 // Numbers past 2^53 in a request (lamports, amounts) must keep every digit.
 const BIG_NUMBER = /\d{16,}/;
 
@@ -68,17 +58,44 @@ function parseBody(text: string): unknown {
   );
 }
 
-function errorBody(id: unknown, code: number, message: string, data?: unknown) {
-  const error: Record<string, unknown> = { code, message };
-  if (data !== undefined) error.data = data;
-  return { jsonrpc: '2.0', error, id: id ?? null };
+function send(res: ServerResponse, status: number, body: string, contentType = 'application/json') {
+  res.writeHead(status, [
+    'Content-Type',
+    contentType,
+    'Access-Control-Allow-Origin',
+    '*',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  ]);
+  res.end(body);
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) {
+      resolve();
+      return;
+    }
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 /** Starts the endpoint over `ledger`. */
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
-  const { ledger } = options;
+  const { ledger, log } = options;
   const host = options.host ?? '127.0.0.1';
-  const log = options.log;
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
 
   function internalError(id: unknown, error: unknown) {
     log?.error({ err: error }, 'local chain RPC handler failed');
@@ -86,7 +103,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   }
 
   // Answers one request object; undefined for a notification (no id), which gets no answer.
-  function answer(request: unknown): unknown | Promise<unknown> {
+  async function answer(request: unknown): Promise<object | undefined> {
     if (typeof request !== 'object' || request === null || Array.isArray(request)) {
       return errorBody(null, -32600, 'Invalid request');
     }
@@ -97,353 +114,124 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     const handler = Object.hasOwn(rpcMethods, method) ? rpcMethods[method] : undefined;
     if (!handler) return errorBody(id, -32601, 'Method not found');
     const isNotification = !('id' in request);
-    const done = (result: unknown) => (isNotification ? undefined : { jsonrpc: '2.0', result, id });
-    const failed = (error: unknown) => {
+    try {
+      const result = await handler((params as unknown[] | undefined) ?? [], ledger);
+      return isNotification ? undefined : { jsonrpc: '2.0', result, id };
+    } catch (error) {
       if (isNotification) return undefined;
       return error instanceof RpcError
         ? errorBody(id, error.code, error.message, error.data)
         : internalError(id, error);
-    };
-    try {
-      const result = handler((params as unknown[] | undefined) ?? [], ledger);
-      return result instanceof Promise ? result.then(done, failed) : done(result);
-    } catch (error) {
-      return failed(error);
     }
   }
 
-  // What goes back to the transport thread: sent at the end of each turn, and also every
-  // FLUSH_AFTER_MS while a long burst of requests is worked through (see onEvents).
-  let outbox: (number | string)[] = [];
-  let flushing = false;
-  let flushedAt = 0;
-  function flush() {
-    flushedAt = performance.now();
-    flushing = false;
-    const out = outbox;
-    outbox = [];
-    if (out.length > 0) worker.postMessage(out);
-  }
-  function enqueue(...items: (number | string)[]) {
-    for (const item of items) outbox.push(item);
-    if (!flushing) {
-      flushing = true;
-      queueMicrotask(flush);
-    }
-  }
-
-  function reply(id: number, out: unknown) {
-    if (out === undefined || (Array.isArray(out) && out.length === 0)) enqueue(REPLY, id, 204, '');
-    else enqueue(REPLY, id, 200, JSON.stringify(out));
-  }
-
-  // Synchronous all the way for synchronous handlers: no promise per request on the hot path.
-  function handleBody(id: number, text: string) {
+  // The answer to a body: one object, an array for a batch, or undefined when nothing is owed.
+  async function answerBody(text: string): Promise<unknown> {
     let request: unknown;
     try {
       request = parseBody(text);
     } catch {
-      reply(id, errorBody(null, -32700, 'Parse error'));
-      return;
+      return errorBody(null, -32700, 'Parse error');
     }
-    if (!Array.isArray(request)) {
-      const single = answer(request);
-      if (single instanceof Promise)
-        single.then(
-          (out) => reply(id, out),
-          (error) => failed(id, error),
-        );
-      else reply(id, single);
-      return;
-    }
-    if (request.length === 0) {
-      reply(id, errorBody(null, -32600, 'Invalid request'));
-      return;
-    }
-    const answers = request.map(answer);
-    const settle = (all: unknown[]) =>
-      reply(
-        id,
-        all.filter((a) => a !== undefined),
-      );
-    if (answers.some((a) => a instanceof Promise))
-      Promise.all(answers).then(settle, (error) => failed(id, error));
-    else settle(answers);
+    if (!Array.isArray(request)) return answer(request);
+    if (request.length === 0) return errorBody(null, -32600, 'Invalid request');
+    const answers = (await Promise.all(request.map(answer))).filter((a) => a !== undefined);
+    return answers.length === 0 ? undefined : answers;
   }
 
-  // Handlers answer their own errors; this is for a failure outside them (an unserialisable
-  // answer, a bug), which must still answer the request and never end the thread.
-  function failed(id: number, error: unknown) {
-    enqueue(REPLY, id, 500, JSON.stringify(internalError(null, error)));
-  }
-
-  const subscriptions = createSubscriptions(ledger, (conn, text) => enqueue(WS_SEND, conn, text), log);
-
-  // A burst of requests that arrived together is answered as a stream rather than all at the end,
-  // so the transport thread writes the first answers (and their clients send their next requests)
-  // while the chain executes the rest; without it the two threads take turns idling.
-  function onEvents(events: (number | string)[]) {
-    for (let i = 0; i < events.length; ) {
-      const op = events[i];
-      if (op === REQUEST) {
-        const id = events[i + 1] as number;
-        try {
-          handleBody(id, events[i + 2] as string);
-        } catch (error) {
-          failed(id, error);
-        }
-        if (outbox.length > 0 && performance.now() - flushedAt > FLUSH_AFTER_MS) flush();
-        i += 3;
-      } else if (op === WS_MESSAGE) {
-        try {
-          subscriptions.message(events[i + 1] as number, events[i + 2] as string);
-        } catch (error) {
-          log?.error({ err: error }, 'local chain subscription message failed');
-        }
-        i += 3;
-      } else {
-        if (op === WS_OPEN) subscriptions.open(events[i + 1] as number);
-        else if (op === WS_CLOSE) subscriptions.close(events[i + 1] as number);
-        i += 2;
+  function onPost(req: IncomingMessage, res: ServerResponse) {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // An oversized body is read to its end (and dropped) so the client gets the answer, not a reset.
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBodyBytes) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > maxBodyBytes) {
+        send(res, 413, TOO_LARGE);
+        return;
       }
+      answerBody(Buffer.concat(chunks).toString('utf8'))
+        .then((out) => {
+          if (out === undefined) {
+            res.writeHead(204, { 'Access-Control-Allow-Origin': '*' });
+            res.end();
+          } else send(res, 200, JSON.stringify(out));
+        })
+        // Handlers answer their own errors; this is a failure outside them (an unserialisable
+        // answer, a bug), which must still answer the request.
+        .catch((error) => send(res, 500, JSON.stringify(internalError(null, error))));
+    });
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse) {
+    if (req.method === 'POST') onPost(req, res);
+    else if (req.method === 'OPTIONS') {
+      res.writeHead(204, CORS_PREFLIGHT_HEADERS);
+      res.end();
+    } else if (req.method === 'GET' && (req.url === '/health' || req.url?.startsWith('/health?'))) {
+      send(res, 200, 'ok', 'text/plain');
+    } else {
+      res.writeHead(405, { 'Content-Type': 'text/plain', Allow: 'POST, OPTIONS' });
+      res.end('Used HTTP Method is not allowed. POST or OPTIONS is required');
     }
   }
 
-  const transport: TransportConfig = {
-    host,
-    port: options.port ?? 8899,
-    wsPort: options.wsPort === undefined ? 'next' : options.wsPort,
-    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-  };
-  const worker = new Worker(new URL('./rpc-transport.ts', import.meta.url), { workerData: { transport } });
-  let listening = false;
-  let stopped = false;
-  let closing: Promise<void> | undefined;
-  let onStopped: (() => void) | undefined;
-  const ports = await new Promise<{ port: number; wsPort: number }>((resolve, reject) => {
-    worker.on('message', (message: (number | string)[] | TransportNotice) => {
-      if (Array.isArray(message)) onEvents(message);
-      else if (message.kind === 'listening') {
-        listening = true;
-        resolve(message);
-      } else if (message.kind === 'closed') onStopped?.();
-      else reject(Object.assign(new Error(message.message), { code: message.code }));
+  const subscriptions = createSubscriptions(ledger, log);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxBodyBytes });
+  wss.on('connection', (socket) => subscriptions.connect(socket));
+  const servers: Server[] = [];
+  function serve(server: Server) {
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    server.on('upgrade', (req, socket, head) =>
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+    );
+    // A client may pipeline requests after one that asked to close; node:http stops reading there
+    // and reports the rest as an error, which must not cut off the answer still in flight. Other
+    // errors are answered as node:http answers them by default.
+    server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      if (error.code === 'HPE_CLOSED_CONNECTION') return;
+      if (socket.writable && (socket as Socket).bytesWritten === 0) {
+        const status =
+          error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+        socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+      }
+      socket.destroy();
     });
-    worker.on('error', (error) => {
-      log?.error({ err: error }, 'local chain RPC transport failed');
-      reject(error);
-    });
-    worker.once('exit', (code) => {
-      stopped = true;
-      if (listening && !closing) log?.error({ code }, 'local chain RPC transport stopped');
-      onStopped?.();
-      reject(new Error(`local chain RPC transport exited with code ${code}`));
-    });
-  }).catch(async (error) => {
+    servers.push(server);
+    return server;
+  }
+
+  const port = options.port ?? 8899;
+  let httpPort: number;
+  let wsPort: number;
+  try {
+    httpPort = await listen(serve(createServer(onRequest)), host, port);
+    wsPort = httpPort;
+    if (options.wsPort !== null) {
+      const wanted = options.wsPort ?? (port === 0 ? 0 : httpPort + 1);
+      const wsOnly = serve(createServer((_req, res) => send(res, 426, 'Upgrade Required', 'text/plain')));
+      wsPort = await listen(wsOnly, host, wanted);
+    }
+  } catch (error) {
     subscriptions.dispose();
-    await worker.terminate();
+    await Promise.all(servers.map(close));
     throw error;
-  });
+  }
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
   return {
-    url: `http://${urlHost}:${ports.port}`,
-    wsUrl: `ws://${urlHost}:${ports.wsPort}`,
+    url: `http://${urlHost}:${httpPort}`,
+    wsUrl: `ws://${urlHost}:${wsPort}`,
     close() {
       closing ??= (async () => {
         subscriptions.dispose();
-        // Servers and connections are closed by their own thread, then the thread ends.
-        if (!stopped) {
-          await new Promise<void>((resolve) => {
-            onStopped = resolve;
-            worker.postMessage({ kind: 'close' } satisfies TransportClose);
-          });
-        }
-        await worker.terminate();
+        for (const client of wss.clients) client.terminate();
+        await Promise.all(servers.map(close));
       })();
       return closing;
-    },
-  };
-}
-
-interface Subscription {
-  id: number;
-  conn: number;
-  kind: 'signature' | 'slot' | 'root' | 'account';
-  key?: string;
-  encoding?: ReturnType<typeof accountEncoding>;
-}
-
-const SUBSCRIBE_KINDS: Record<string, Subscription['kind']> = {
-  signatureSubscribe: 'signature',
-  slotSubscribe: 'slot',
-  rootSubscribe: 'root',
-  accountSubscribe: 'account',
-};
-const UNSUBSCRIBE = new Set([
-  'signatureUnsubscribe',
-  'slotUnsubscribe',
-  'rootUnsubscribe',
-  'accountUnsubscribe',
-]);
-const NOTIFICATION_METHOD = {
-  signature: 'signatureNotification',
-  slot: 'slotNotification',
-  root: 'rootNotification',
-  account: 'accountNotification',
-} as const;
-
-// Subscriptions of every connected socket, fed by the ledger's slot and transaction events. Sockets
-// live in the transport thread: here a connection is its number, and `send` queues a text frame.
-function createSubscriptions(ledger: Ledger, send: (conn: number, text: string) => void, log?: ChainLog) {
-  let nextId = 0;
-  const open = new Set<number>();
-  const byId = new Map<number, Subscription>();
-  const bySignature = new Map<string, Set<Subscription>>();
-  const byAccount = new Map<string, Set<Subscription>>();
-  const slotSubs = new Set<Subscription>();
-
-  function addTo(index: Map<string, Set<Subscription>>, key: string, sub: Subscription) {
-    const set = index.get(key) ?? new Set<Subscription>();
-    set.add(sub);
-    index.set(key, set);
-  }
-
-  function notify(sub: Subscription, result: unknown) {
-    if (!open.has(sub.conn)) return;
-    send(
-      sub.conn,
-      JSON.stringify({
-        jsonrpc: '2.0',
-        method: NOTIFICATION_METHOD[sub.kind],
-        params: { result, subscription: sub.id },
-      }),
-    );
-  }
-
-  function remove(sub: Subscription) {
-    byId.delete(sub.id);
-    slotSubs.delete(sub);
-    for (const index of [bySignature, byAccount]) {
-      const set = sub.key === undefined ? undefined : index.get(sub.key);
-      if (set) {
-        set.delete(sub);
-        if (set.size === 0) index.delete(sub.key as string);
-      }
-    }
-  }
-
-  const offSlot = ledger.onSlot((slot) => {
-    for (const sub of slotSubs)
-      notify(sub, sub.kind === 'slot' ? { parent: Math.max(0, slot - 1), root: slot, slot } : slot);
-  });
-  const offTx = ledger.onTransaction((record, writable) => {
-    const subs = bySignature.get(record.signature);
-    if (subs) {
-      for (const sub of [...subs]) {
-        notify(sub, { context: { slot: record.slot }, value: { err: record.err?.json ?? null } });
-        remove(sub);
-      }
-    }
-    if (byAccount.size === 0) return;
-    for (const address of writable) {
-      const accountSubs = byAccount.get(keyOf(address));
-      if (!accountSubs) continue;
-      const account = ledger.getAccount(address);
-      for (const sub of accountSubs) {
-        notify(sub, {
-          context: { slot: record.slot },
-          value: account && encodeAccount(ledger, account, sub.encoding ?? 'base64'),
-        });
-      }
-    }
-  });
-
-  function subscribe(
-    conn: number,
-    kind: Subscription['kind'],
-    params: unknown[],
-  ): { sub: Subscription; after?: () => void } {
-    const sub: Subscription = { id: ++nextId, conn, kind };
-    if (kind === 'signature') {
-      const signature = params[0];
-      if (typeof signature !== 'string' || !decodeBase58Exact(signature, 64))
-        throw new RpcError(-32602, 'Invalid param: Invalid');
-      sub.key = signature;
-      const landed = ledger.signatureStatus(signature, false);
-      if (landed) {
-        // Already in the status cache: answer at once, as there will be no later event.
-        return {
-          sub,
-          after: () =>
-            notify(sub, { context: { slot: landed.slot }, value: { err: landed.err?.json ?? null } }),
-        };
-      }
-      addTo(bySignature, signature, sub);
-    } else if (kind === 'account') {
-      const address = typeof params[0] === 'string' ? decodeBase58Exact(params[0], 32) : null;
-      if (!address) throw new RpcError(-32602, 'Invalid param: Invalid');
-      const config = (params[1] ?? {}) as { encoding?: unknown };
-      sub.encoding = accountEncoding(config.encoding ?? 'binary');
-      sub.key = keyOf(address);
-      addTo(byAccount, sub.key, sub);
-    } else {
-      slotSubs.add(sub);
-    }
-    byId.set(sub.id, sub);
-    return { sub };
-  }
-
-  function onMessage(conn: number, text: string) {
-    let request: { id?: unknown; method?: unknown; params?: unknown };
-    try {
-      request = JSON.parse(text);
-    } catch {
-      send(conn, JSON.stringify(errorBody(null, -32700, 'Parse error')));
-      return;
-    }
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-      send(conn, JSON.stringify(errorBody(null, -32600, 'Invalid request')));
-      return;
-    }
-    const { id, method } = request;
-    if (!('id' in request)) return; // notifications (such as keep-alive pings) get no answer
-    const params = Array.isArray(request.params) ? request.params : [];
-    const reply = (body: object) => send(conn, JSON.stringify(body));
-    try {
-      if (typeof method === 'string' && Object.hasOwn(SUBSCRIBE_KINDS, method)) {
-        const { sub, after } = subscribe(conn, SUBSCRIBE_KINDS[method] as Subscription['kind'], params);
-        reply({ jsonrpc: '2.0', result: sub.id, id });
-        after?.();
-      } else if (typeof method === 'string' && UNSUBSCRIBE.has(method)) {
-        const sub = byId.get(Number(params[0]));
-        if (!sub || sub.conn !== conn) throw new RpcError(-32602, 'Invalid subscription id.');
-        remove(sub);
-        reply({ jsonrpc: '2.0', result: true, id });
-      } else {
-        reply(errorBody(id, -32601, 'Method not found'));
-      }
-    } catch (error) {
-      if (error instanceof RpcError) reply(errorBody(id, error.code, error.message, error.data));
-      else {
-        log?.error({ err: error }, 'local chain subscription failed');
-        reply(errorBody(id, -32603, 'Internal error'));
-      }
-    }
-  }
-
-  return {
-    open(conn: number) {
-      open.add(conn);
-    },
-    message: onMessage,
-    close(conn: number) {
-      open.delete(conn);
-      for (const sub of [...byId.values()]) if (sub.conn === conn) remove(sub);
-    },
-    dispose() {
-      offSlot();
-      offTx();
     },
   };
 }

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import type { ProgramDeployment } from './ledger.ts';
+import type { ProgramDeployment } from './cheats.ts';
 import { startLocalChain } from './start.ts';
 
 /** Parses the command line, starts the chain, and stops it cleanly on SIGINT/SIGTERM. */

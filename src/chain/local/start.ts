@@ -5,17 +5,12 @@ import { type Clock, systemClock } from '../../domain/clock.ts';
 import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
 import { ChainError } from '../errors.ts';
 import type { Chain } from '../types.ts';
-import {
-  createLedger,
-  type EpochInfo,
-  type Ledger,
-  LedgerInputError,
-  type ProgramDeployment,
-  type TimeTravelTarget,
-} from './ledger.ts';
+import { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
+import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
 import { createLiteSvmChain } from './litesvm-chain.ts';
 import { type ChainPersistence, createChainPersistence } from './persistence.ts';
-import { type ChainLog, startRpcServer } from './rpc-server.ts';
+import { startRpcServer } from './rpc-server.ts';
+import type { ChainLog } from './rpc-subscriptions.ts';
 
 /** Options of startLocalChain. */
 export interface LocalChainOptions {
@@ -95,9 +90,9 @@ function key(address: string): Uint8Array {
   return bytes;
 }
 
-function cheat<T>(run: () => T): T {
+async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
   try {
-    return run();
+    return await run();
   } catch (error) {
     if (error instanceof LedgerInputError)
       throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
@@ -156,13 +151,13 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
 
   const cheats: LocalChainCheats = {
     async airdrop(address, lamports) {
-      const outcome = cheat(() => ledger.airdrop(key(address), lamports));
+      const outcome = await cheat(() => ledger.airdrop(key(address), lamports));
       if (outcome.kind !== 'landed')
         throw new ChainError('CHAIN_RPC_ERROR', `airdrop failed: ${outcome.kind}`);
       return outcome.signature as Signature;
     },
     async setAccount(address, update) {
-      cheat(() =>
+      await cheat(() =>
         ledger.setAccount(key(address), {
           lamports: update.lamports,
           owner: update.owner === undefined ? undefined : key(update.owner),
@@ -184,16 +179,10 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
           },
           key(tokenProgram ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'),
         ),
-      ).catch((error) => {
-        if (error instanceof LedgerInputError)
-          throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
-        throw error;
-      });
+      );
       return encodeBase58(ata) as Address;
     },
-    async timeTravel(target) {
-      return cheat(() => ledger.timeTravel(target));
-    },
+    timeTravel: (target) => cheat(() => ledger.timeTravel(target)),
   };
 
   let closing: Promise<void> | undefined;

@@ -1,0 +1,143 @@
+// What the chain remembers about landed transactions, and the indexes history questions are
+// answered from: by signature (statuses, getTransaction), by slot (blocks) and by account address
+// (getSignaturesForAddress). Only the newest records are kept; blocks older than the oldest
+// forgotten one are reported as cleaned up, as a validator reports ledger it no longer has.
+import { keyOf } from '../keys.ts';
+import type { DescribedError } from './tx-error.ts';
+import { parseWireTransaction } from './wire.ts';
+
+/** Slots the status cache remembers signatures for (MAX_CACHE_ENTRIES). */
+export const STATUS_CACHE_SLOTS = 300;
+
+/** A token balance entry of a recorded transaction (pre or post). */
+export interface TokenBalanceRecord {
+  accountIndex: number;
+  mint: Uint8Array;
+  owner: Uint8Array;
+  programId: Uint8Array;
+  amount: bigint;
+  decimals: number;
+}
+
+/** One inner (CPI) instruction, compiled against the transaction's account keys. */
+export interface InnerInstructionRecord {
+  programIdIndex: number;
+  accounts: Uint8Array;
+  data: Uint8Array;
+  stackHeight: number;
+}
+
+/** Everything the chain remembers about a landed transaction. */
+export interface TxRecord {
+  seq: number;
+  signature: string;
+  slot: number;
+  blockTime: number;
+  wire: Uint8Array;
+  err: DescribedError | null;
+  logs: string[];
+  fee: bigint;
+  unitsConsumed: bigint;
+  loadedWritable: Uint8Array[];
+  loadedReadonly: Uint8Array[];
+  preBalances: bigint[];
+  postBalances: bigint[];
+  preTokenBalances: TokenBalanceRecord[];
+  postTokenBalances: TokenBalanceRecord[];
+  innerInstructions: { index: number; instructions: InnerInstructionRecord[] }[];
+  returnData: { programId: Uint8Array; data: Uint8Array } | null;
+}
+
+/** Every account key of a recorded transaction: static keys, then loaded writable and read-only ones. */
+export function accountKeysOf(record: TxRecord): Uint8Array[] {
+  const { message } = parseWireTransaction(record.wire);
+  return [...message.staticKeys, ...record.loadedWritable, ...record.loadedReadonly];
+}
+
+/** Where getSignaturesForAddress starts and stops, newest first. */
+export interface AddressQuery {
+  limit: number;
+  /** Start below this signature (exclusive); an unknown one finds nothing, as on a validator. */
+  before?: string;
+  /** Stop at this signature (exclusive); an unknown one does not bound the search. */
+  until?: string;
+}
+
+/** The records of one chain. */
+export type History = ReturnType<typeof createHistory>;
+
+/** Creates the history, with restored records (oldest first) when resuming. */
+export function createHistory(options: {
+  maxRecords: number;
+  records?: TxRecord[];
+  firstAvailableSlot?: number;
+}) {
+  const { maxRecords } = options;
+  const bySignature = new Map<string, TxRecord>();
+  const bySlot = new Map<number, TxRecord[]>();
+  const byAddress = new Map<string, TxRecord[]>();
+  let firstAvailableSlot = options.firstAvailableSlot ?? 0;
+
+  function push<K>(index: Map<K, TxRecord[]>, key: K, record: TxRecord) {
+    const list = index.get(key);
+    if (list) list.push(record);
+    else index.set(key, [record]);
+  }
+
+  // Records are forgotten oldest first, so each is the first of every list it is in.
+  function shift<K>(index: Map<K, TxRecord[]>, key: K) {
+    const list = index.get(key);
+    list?.shift();
+    if (list?.length === 0) index.delete(key);
+  }
+
+  function index(record: TxRecord) {
+    bySignature.set(record.signature, record);
+    push(bySlot, record.slot, record);
+    for (const key of accountKeysOf(record)) push(byAddress, keyOf(key), record);
+  }
+
+  function forget(record: TxRecord) {
+    bySignature.delete(record.signature);
+    shift(bySlot, record.slot);
+    for (const key of accountKeysOf(record)) shift(byAddress, keyOf(key));
+    firstAvailableSlot = Math.max(firstAvailableSlot, record.slot + 1);
+  }
+
+  for (const record of options.records ?? []) index(record);
+
+  return {
+    /** Remembers a landed transaction; forgets the oldest beyond the cap, but never one the status cache still needs. */
+    add(record: TxRecord, currentSlot: number) {
+      index(record);
+      while (bySignature.size > maxRecords) {
+        const oldest = bySignature.values().next().value;
+        if (!oldest || currentSlot - oldest.slot <= STATUS_CACHE_SLOTS) break;
+        forget(oldest);
+      }
+    },
+    get: (signature: string): TxRecord | undefined => bySignature.get(signature),
+    /** The transactions of a slot's block, in execution order. */
+    inSlot: (slot: number): readonly TxRecord[] => bySlot.get(slot) ?? [],
+    /** The transactions that list `address` (raw key) among their accounts, newest first. */
+    forAddress(address: Uint8Array, query: AddressQuery): TxRecord[] {
+      const list = byAddress.get(keyOf(address)) ?? [];
+      const before = query.before === undefined ? undefined : bySignature.get(query.before);
+      if (query.before !== undefined && !before) return [];
+      const below = before?.seq ?? Number.POSITIVE_INFINITY;
+      const until = query.until === undefined ? 0 : (bySignature.get(query.until)?.seq ?? 0);
+      const out: TxRecord[] = [];
+      for (let i = list.length - 1; i >= 0 && out.length < query.limit; i--) {
+        const record = list[i] as TxRecord;
+        if (record.seq >= below) continue;
+        if (record.seq <= until) break;
+        out.push(record);
+      }
+      return out;
+    },
+    /** The oldest slot whose block is still complete. */
+    firstAvailableSlot: () => firstAvailableSlot,
+    /** Records remembered, oldest first. */
+    all: (): IterableIterator<TxRecord> => bySignature.values(),
+  };
+}

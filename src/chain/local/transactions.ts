@@ -1,0 +1,365 @@
+// Transaction processing: a serialized transaction is checked against the blockhash window and the
+// status cache, executed by LiteSVM, and recorded with what a validator reports about it (fee,
+// balances and token balances before and after, logs, inner instructions, return data).
+// Simulation runs the same checks and execution without committing anything.
+import {
+  Account,
+  FailedTransactionMetadata,
+  type LiteSvm,
+  type TransactionMetadata,
+} from 'litesvm/dist/internal.js';
+import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
+import { keyOf, keyOfAddress } from '../keys.ts';
+import { isMintData, isTokenAccountData, isTokenProgramBytes, isTokenProgramKey, readU64 } from '../spl.ts';
+import { computeFee } from './fees.ts';
+import {
+  type History,
+  type InnerInstructionRecord,
+  STATUS_CACHE_SLOTS,
+  type TokenBalanceRecord,
+  type TxRecord,
+} from './history.ts';
+import type { Slots } from './slots.ts';
+import { type DescribedError, describeFailure, namedTransactionError } from './tx-error.ts';
+import { isStaticKeyWritable, parseWireTransaction, type WireMessage, type WireTransaction } from './wire.ts';
+
+const SYSTEM_PROGRAM_KEY = keyOfAddress('11111111111111111111111111111111');
+const ALT_PROGRAM_KEY = keyOfAddress('AddressLookupTab1e1111111111111111111111111');
+const ALT_META_SIZE = 56;
+const NO_SIGNATURE = '1111111111111111111111111111111111111111111111111111111111111111';
+
+/** An account as the runtime holds it. */
+export interface LedgerAccount {
+  lamports: bigint;
+  owner: Uint8Array;
+  data: Uint8Array;
+  executable: boolean;
+  rentEpoch: bigint;
+}
+
+/** An account of the runtime, or null when it holds no lamports (it does not exist). */
+export function ledgerAccount(account: Account | null): LedgerAccount | null {
+  const lamports = account?.lamports() ?? 0n;
+  if (!account || lamports === 0n) return null;
+  return {
+    lamports,
+    owner: account.owner(),
+    data: account.data(),
+    executable: account.executable(),
+    rentEpoch: account.rentEpoch(),
+  };
+}
+
+/** What happened to a submitted transaction. */
+export type SubmitOutcome =
+  | { kind: 'landed'; signature: string; record: TxRecord }
+  /** Preflight refused it; nothing changed on chain. */
+  | { kind: 'rejected'; signature: string; error: DescribedError; logs: string[]; unitsConsumed: bigint }
+  /** Sent without preflight and never included (bad blockhash, duplicate, unpayable fee). */
+  | { kind: 'dropped'; signature: string; error: DescribedError }
+  /** Signatures do not verify (reported only with preflight, as validators do). */
+  | { kind: 'signature-failure'; signature: string }
+  /** The message fails sanitization. */
+  | { kind: 'invalid'; signature: string; error: DescribedError };
+
+/** Result of a simulation. */
+export interface SimulationOutcome {
+  err: DescribedError | null;
+  logs: string[];
+  unitsConsumed: bigint;
+  fee: bigint;
+  returnData: { programId: Uint8Array; data: Uint8Array } | null;
+  innerInstructions: { index: number; instructions: InnerInstructionRecord[] }[] | null;
+  replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
+  postAccounts: Map<string, LedgerAccount | null>;
+  loadedAddresses: LoadedAddresses;
+}
+
+/** Addresses a v0 message loads from lookup tables. */
+interface LoadedAddresses {
+  writable: Uint8Array[];
+  readonly: Uint8Array[];
+}
+
+interface Balances {
+  balances: bigint[];
+  tokens: TokenBalanceRecord[];
+}
+
+/** Runs transactions against one runtime. */
+export type Transactions = ReturnType<typeof createTransactions>;
+
+/** Creates the transaction processor of a chain. */
+export function createTransactions(options: {
+  svm: LiteSvm;
+  slots: Slots;
+  history: History;
+  /** Records landed so far (the sequence number of the last one). */
+  seq: number;
+  /** Called with each landed transaction, all its account keys and those it could write. */
+  onLanded(record: TxRecord, keys: Uint8Array[], writable: Uint8Array[]): void;
+}) {
+  const { svm, slots, history } = options;
+  let seq = options.seq;
+
+  function resolveLookups(message: WireMessage): LoadedAddresses {
+    const loaded: LoadedAddresses = { writable: [], readonly: [] };
+    for (const lookup of message.lookups) {
+      const table = svm.getAccount(lookup.table);
+      // LiteSVM refuses such a transaction itself; its keys are then the static ones.
+      if (!table || keyOf(table.owner()) !== ALT_PROGRAM_KEY) return { writable: [], readonly: [] };
+      const data = table.data();
+      const address = (index: number) =>
+        data.subarray(ALT_META_SIZE + index * 32, ALT_META_SIZE + index * 32 + 32);
+      const count = (data.length - ALT_META_SIZE) / 32;
+      if ([...lookup.writableIndexes, ...lookup.readonlyIndexes].some((index) => index >= count))
+        return { writable: [], readonly: [] };
+      for (const index of lookup.writableIndexes) loaded.writable.push(address(index));
+      for (const index of lookup.readonlyIndexes) loaded.readonly.push(address(index));
+    }
+    return loaded;
+  }
+
+  function decimalsOf(mint: Uint8Array): number {
+    const data = svm.getAccount(mint)?.data();
+    return data && isMintData(data) ? (data[44] as number) : 0;
+  }
+
+  // Balances of every key, and token balances of every key that is neither an invoked program
+  // nor a token program, as validators collect them (only when a token program is among the keys).
+  function balancesOf(keys: Uint8Array[], invoked: Set<number>): Balances {
+    const scanTokens = keys.some(isTokenProgramBytes);
+    const balances: bigint[] = [];
+    const tokens: TokenBalanceRecord[] = [];
+    keys.forEach((key, i) => {
+      if (!scanTokens || invoked.has(i) || isTokenProgramBytes(key)) {
+        balances.push(svm.getBalance(key) ?? 0n);
+        return;
+      }
+      const account = svm.getAccount(key);
+      balances.push(account?.lamports() ?? 0n);
+      const owner = account?.owner();
+      const data = account?.data();
+      if (!owner || !data || !isTokenProgramKey(keyOf(owner)) || !isTokenAccountData(data)) return;
+      const mint = data.subarray(0, 32);
+      tokens.push({
+        accountIndex: i,
+        mint,
+        owner: data.subarray(32, 64),
+        programId: owner,
+        amount: readU64(data, 64),
+        decimals: decimalsOf(mint),
+      });
+    });
+    return { balances, tokens };
+  }
+
+  function innerInstructionsOf(meta: TransactionMetadata) {
+    const out: { index: number; instructions: InnerInstructionRecord[] }[] = [];
+    meta.innerInstructions().forEach((set, index) => {
+      if (set.length === 0) return;
+      out.push({
+        index,
+        instructions: set.map((inner) => {
+          const ix = inner.instruction();
+          return {
+            programIdIndex: ix.programIdIndex(),
+            accounts: ix.accounts(),
+            data: ix.data(),
+            stackHeight: inner.stackHeight(),
+          };
+        }),
+      });
+    });
+    return out;
+  }
+
+  function returnDataOf(meta: TransactionMetadata) {
+    const returned = meta.returnData();
+    const data = returned.data();
+    return data.length === 0 ? null : { programId: returned.programId(), data };
+  }
+
+  function isNonceTransaction(tx: WireTransaction): boolean {
+    const first = tx.message.instructions[0];
+    const program = first && tx.message.staticKeys[first.programIdIndex];
+    // SystemInstruction::AdvanceNonceAccount is variant 4.
+    return (
+      !!program && keyOf(program) === SYSTEM_PROGRAM_KEY && first.data.length === 4 && first.data[0] === 4
+    );
+  }
+
+  // A durable-nonce transaction (blockhash outside the window) is checked by LiteSVM's own nonce
+  // logic, switched on for just that call.
+  function withNonceCheck<T>(viaNonce: boolean, run: () => T): T {
+    if (!viaNonce) return run();
+    svm.setBlockhashCheck(true);
+    try {
+      return run();
+    } finally {
+      svm.setBlockhashCheck(false);
+    }
+  }
+
+  function keysOf(message: WireMessage, loaded: LoadedAddresses): Uint8Array[] {
+    return [...message.staticKeys, ...loaded.writable, ...loaded.readonly];
+  }
+
+  function record(
+    tx: WireTransaction,
+    signature: string,
+    loaded: LoadedAddresses,
+    pre: Balances,
+    meta: TransactionMetadata,
+    err: DescribedError | null,
+  ): TxRecord {
+    const { message } = tx;
+    const keys = keysOf(message, loaded);
+    const invoked = new Set(message.instructions.map((ix) => ix.programIdIndex));
+    const post = balancesOf(keys, invoked);
+    const slot = slots.current();
+    const rec: TxRecord = {
+      seq: ++seq,
+      signature,
+      slot,
+      blockTime: slots.unixSecondsAt(slot),
+      wire: tx.bytes.slice(),
+      err,
+      logs: meta.logs(),
+      fee: computeFee(message, keys),
+      unitsConsumed: meta.computeUnitsConsumed(),
+      loadedWritable: loaded.writable.map((k) => k.slice()),
+      loadedReadonly: loaded.readonly.map((k) => k.slice()),
+      preBalances: pre.balances,
+      postBalances: post.balances,
+      preTokenBalances: pre.tokens,
+      postTokenBalances: post.tokens,
+      innerInstructions: innerInstructionsOf(meta),
+      returnData: returnDataOf(meta),
+    };
+    history.add(rec, slot);
+    const writable = [
+      ...message.staticKeys.filter((_, i) => isStaticKeyWritable(message, i)),
+      ...loaded.writable,
+    ];
+    options.onLanded(rec, keys, writable);
+    return rec;
+  }
+
+  /** Checks, executes and records a serialized transaction. Throws WireFormatError on bad bytes. */
+  function submit(bytes: Uint8Array, opts: { preflight: boolean }): SubmitOutcome {
+    const tx = parseWireTransaction(bytes);
+    const { message } = tx;
+    const firstSignature = tx.signatures[0];
+    const signature = firstSignature ? encodeBase58(firstSignature) : NO_SIGNATURE;
+    if (!firstSignature || message.numRequiredSignatures === 0) {
+      return { kind: 'invalid', signature, error: namedTransactionError('SanitizeFailure') };
+    }
+    const refuse = (error: DescribedError, logs: string[] = [], unitsConsumed = 0n): SubmitOutcome =>
+      opts.preflight
+        ? { kind: 'rejected', signature, error, logs, unitsConsumed }
+        : { kind: 'dropped', signature, error };
+    const inWindow = slots.blockhashSlot(message.recentBlockhash) !== undefined;
+    const viaNonce = !inWindow && isNonceTransaction(tx);
+    if (!inWindow && !viaNonce) return refuse(namedTransactionError('BlockhashNotFound'));
+    const known = history.get(signature);
+    if (known && (viaNonce || slots.current() - known.slot <= STATUS_CACHE_SLOTS)) {
+      return refuse(namedTransactionError('AlreadyProcessed'));
+    }
+
+    const loaded = resolveLookups(message);
+    const keys = keysOf(message, loaded);
+    const payer = keys[0] as Uint8Array;
+    const pre = balancesOf(keys, new Set(message.instructions.map((ix) => ix.programIdIndex)));
+    const result = withNonceCheck(viaNonce, () => svm.sendVersionedTransaction(tx.bytes));
+    if (!(result instanceof FailedTransactionMetadata)) {
+      return { kind: 'landed', signature, record: record(tx, signature, loaded, pre, result, null) };
+    }
+    const meta = result.meta();
+    const error = describeFailure(result);
+    const payerBefore = pre.balances[0] as bigint;
+    // A failure that charged no fee never made it into a block.
+    if ((svm.getBalance(payer) ?? 0n) >= payerBefore) {
+      if (error.json === 'SanitizeFailure') return { kind: 'invalid', signature, error };
+      if (error.json === 'SignatureFailure' && opts.preflight)
+        return { kind: 'signature-failure', signature };
+      return refuse(error, meta.logs(), meta.computeUnitsConsumed());
+    }
+    if (opts.preflight) {
+      // Preflight would have stopped it before any fee was taken: give the fee back.
+      const account = svm.getAccount(payer);
+      if (account) {
+        svm.setAccount(
+          payer,
+          new Account(
+            payerBefore,
+            account.data(),
+            account.owner(),
+            account.executable(),
+            account.rentEpoch(),
+          ),
+        );
+      }
+      return refuse(error, meta.logs(), meta.computeUnitsConsumed());
+    }
+    return { kind: 'landed', signature, record: record(tx, signature, loaded, pre, meta, error) };
+  }
+
+  /** Runs a transaction without committing it. Throws WireFormatError on bad bytes. */
+  function simulate(
+    bytes: Uint8Array,
+    opts: { sigVerify: boolean; replaceRecentBlockhash: boolean; innerInstructions: boolean },
+  ): SimulationOutcome {
+    let tx = parseWireTransaction(bytes);
+    let replacementBlockhash: SimulationOutcome['replacementBlockhash'] = null;
+    if (opts.replaceRecentBlockhash) {
+      replacementBlockhash = slots.latest();
+      const copy = tx.bytes.slice();
+      const at = tx.message.recentBlockhash.byteOffset - tx.bytes.byteOffset;
+      copy.set(decodeBase58Exact(replacementBlockhash.blockhash, 32) as Uint8Array, at);
+      tx = parseWireTransaction(copy);
+    }
+    const loaded = resolveLookups(tx.message);
+    const outcome = {
+      fee: computeFee(tx.message, keysOf(tx.message, loaded)),
+      replacementBlockhash,
+      loadedAddresses: loaded,
+      err: null as DescribedError | null,
+      logs: [] as string[],
+      unitsConsumed: 0n,
+      returnData: null as SimulationOutcome['returnData'],
+      innerInstructions: null as SimulationOutcome['innerInstructions'],
+      postAccounts: new Map<string, LedgerAccount | null>(),
+    };
+    const inWindow = slots.blockhashSlot(tx.message.recentBlockhash) !== undefined;
+    const viaNonce = !inWindow && isNonceTransaction(tx);
+    if (!inWindow && !viaNonce) return { ...outcome, err: namedTransactionError('BlockhashNotFound') };
+    if (!opts.sigVerify) svm.setSigverify(false);
+    let result: ReturnType<LiteSvm['simulateVersionedTransaction']>;
+    try {
+      result = withNonceCheck(viaNonce, () => svm.simulateVersionedTransaction(tx.bytes));
+    } finally {
+      svm.setSigverify(true);
+    }
+    const meta = result.meta();
+    if (result instanceof FailedTransactionMetadata) outcome.err = describeFailure(result);
+    else {
+      for (const entry of result.postAccounts())
+        outcome.postAccounts.set(keyOf(entry.address), ledgerAccount(entry.account()));
+    }
+    return {
+      ...outcome,
+      logs: meta.logs(),
+      unitsConsumed: meta.computeUnitsConsumed(),
+      returnData: returnDataOf(meta),
+      innerInstructions: opts.innerInstructions ? innerInstructionsOf(meta) : null,
+    };
+  }
+
+  return {
+    submit,
+    simulate,
+    /** How many transactions have landed. */
+    count: () => seq,
+  };
+}
