@@ -21,6 +21,8 @@ import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
+import type { Chain } from '../chain/types.ts';
+import type { RoutePlatform } from '../route/prepare.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
@@ -70,6 +72,11 @@ export interface AppDeps {
   prices: PriceResolver;
   mints: TransferRouteDeps['mints'];
   solCosts: TransferRouteDeps['solCosts'];
+  /** The chain the routes are deployed on. */
+  chain: Chain;
+  platform: RoutePlatform;
+  /** The least compute-unit price of prepared transactions (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
+  priorityFeeFloorMicroLamportsPerCu: bigint;
   webhookSender: WebhookSender;
   readinessChecks?: ReadinessCheck[];
   metricsRegistry?: Registry;
@@ -255,6 +262,11 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         runChange: createChangeRunner(idempotency),
         clock: deps.clock,
         quoteTtlMs: deps.config.quoteTtlMs,
+        chain: deps.chain,
+        platform: deps.platform,
+        programAddress: deps.platform.programAddress,
+        routes: deps.store.routes,
+        priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
       });
       await api.register(webhookRoutes, {
         webhooks: deps.store.webhooks,
