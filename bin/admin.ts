@@ -167,8 +167,9 @@ async function run(argv: string[]): Promise<number> {
   }
   // An init that could not act answers 200 with what stands in the way: a failure for a script.
   const refused = (body as { action?: unknown } | undefined)?.action === 'refused';
-  (response.ok ? process.stdout : process.stderr).write(`${output}\n`);
-  return response.ok && !refused ? 0 : 1;
+  const ok = response.ok && !refused;
+  (ok ? process.stdout : process.stderr).write(`${output}\n`);
+  return ok ? 0 : 1;
 }
 
 run(process.argv.slice(2)).then(

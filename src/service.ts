@@ -82,20 +82,23 @@ async function openDatabase(config: Config, applicationName: string): Promise<Db
  * directory on first start. Logs where they come from and their public keys, never more.
  */
 async function loadPlatformKeys(config: Config, secrets: SecretBox, progress: Logger): Promise<PlatformKeys> {
+  const said = (keys: PlatformKeys) => ({
+    step: 'platform-keys',
+    admin: keys.admin.address,
+    screeningAuthority: keys.screeningAuthority.address,
+    feeWallet: keys.feeWallet.address,
+  });
   if (config.platform.keys) {
-    progress.info({ step: 'platform-keys' }, 'Starting: the platform keys from PLATFORM_*_KEYPAIR settings');
+    progress.info(
+      said(config.platform.keys),
+      'Starting: the platform keys of the PLATFORM_*_KEYPAIR settings',
+    );
     return config.platform.keys;
   }
   const path = platformKeysPath(config.dataDir);
   const { keys, created } = await ensureLocalPlatformKeys(config.dataDir, secrets);
   progress.info(
-    {
-      step: 'platform-keys',
-      path,
-      admin: keys.admin.address,
-      screeningAuthority: keys.screeningAuthority.address,
-      feeWallet: keys.feeWallet.address,
-    },
+    said(keys),
     created
       ? `Starting: generated the platform keys (admin, screening authority, fee wallet), sealed in ${path}`
       : `Starting: the platform keys sealed in ${path}`,
