@@ -8,7 +8,7 @@ import { type PlatformProblem, type PlatformStatus, readPlatformStatus, type Sta
 /** What the platform's administration asks of a chain. */
 export type PlatformChain = StatusChain & TransactionChain;
 
-/** What `init` did: created the config, changed it, found it right, or could not act (`problems` say why). */
+/** What `init` did: created the config, changed it, found it right, or could not act (its message says why). */
 export type PlatformInitAction = 'initialized' | 'updated' | 'unchanged' | 'refused';
 
 export interface PlatformInitResult {

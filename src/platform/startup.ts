@@ -6,7 +6,7 @@ import { routerProgramPath } from '../chain/router/program.ts';
 import type { BalanceReader } from '../chain/types.ts';
 import type { PlatformAdmin, PlatformInitAction } from './admin.ts';
 import type { Platform } from './platform.ts';
-import { PLATFORM_ROLE_NAMES, PLATFORM_ROLES, type PlatformRole } from './status.ts';
+import { PLATFORM_ROLE_NAMES, PLATFORM_ROLES, type PlatformRole, platformAddresses } from './status.ts';
 
 /** What each platform wallet gets on the embedded chain, and the balance below which it gets it again. */
 export const LOCAL_WALLET_LAMPORTS = 10_000_000_000n;
@@ -33,12 +33,7 @@ export async function fundLocalWallets(deps: {
   platform: Platform;
   log: PlatformLog;
 }): Promise<PlatformRole[]> {
-  const { platform } = deps;
-  const addresses: Record<PlatformRole, Address> = {
-    admin: platform.admin.address,
-    screeningAuthority: platform.screeningAuthority.address,
-    feeWallet: platform.feeWallet,
-  };
+  const addresses = platformAddresses(deps.platform);
   const funded: PlatformRole[] = [];
   for (const role of PLATFORM_ROLES) {
     const address = addresses[role];

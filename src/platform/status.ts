@@ -17,6 +17,15 @@ export const PLATFORM_ROLE_NAMES: Record<PlatformRole, string> = {
   feeWallet: 'platform fee wallet',
 };
 
+/** The platform's public keys by role. */
+export function platformAddresses(platform: Platform): Record<PlatformRole, Address> {
+  return {
+    admin: platform.admin.address,
+    screeningAuthority: platform.screeningAuthority.address,
+    feeWallet: platform.feeWallet,
+  };
+}
+
 /** What the protocol config holds (or should). */
 export interface ConfigValues {
   admin: Address;
@@ -133,11 +142,7 @@ export async function readPlatformStatus(
   platform: Platform,
   options: CallOptions = {},
 ): Promise<PlatformStatus> {
-  const roleAddresses: Record<PlatformRole, Address> = {
-    admin: platform.admin.address,
-    screeningAuthority: platform.screeningAuthority.address,
-    feeWallet: platform.feeWallet,
-  };
+  const roleAddresses = platformAddresses(platform);
   const [accounts, walletRent, configRent] = await Promise.all([
     chain.getAccounts(
       [

@@ -115,8 +115,8 @@ test('production: a missing or malformed platform key stops the start with a cle
   const keys = generatePlatformKeys();
   const dataDir = await mkdtemp(join(tmpdir(), 'tr-production-keys-'));
   try {
-    const malformed = JSON.stringify(keys.admin.toKeygenArray().slice(0, 40));
-    const result = await runServiceProcess({
+    // Everything else a production start needs; it stops before using any of it.
+    const production = {
       MODE: 'production',
       DATA_DIR: dataDir,
       DATABASE_URL: 'postgres://127.0.0.1:1/none',
@@ -124,9 +124,10 @@ test('production: a missing or malformed platform key stops the start with a cle
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       RPC_URL: 'http://127.0.0.1:1',
       CLUSTER: 'mainnet',
-      PLATFORM_ADMIN_KEYPAIR: malformed,
       PLATFORM_FEE_KEYPAIR: keygen(keys, 'feeWallet'),
-    });
+    };
+    const malformed = JSON.stringify(keys.admin.toKeygenArray().slice(0, 40));
+    const result = await runServiceProcess({ ...production, PLATFORM_ADMIN_KEYPAIR: malformed });
     assert.equal(result.code, 1);
     assert.equal(
       result.stderr,
@@ -136,17 +137,7 @@ test('production: a missing or malformed platform key stops the start with a cle
         '',
       ].join('\n'),
     );
-    const missing = await runServiceProcess({
-      MODE: 'production',
-      DATA_DIR: dataDir,
-      DATABASE_URL: 'postgres://127.0.0.1:1/none',
-      ADMIN_TOKEN,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      RPC_URL: 'http://127.0.0.1:1',
-      CLUSTER: 'mainnet',
-      PLATFORM_ADMIN_KEYPAIR: keygen(keys, 'admin'),
-      PLATFORM_FEE_KEYPAIR: keygen(keys, 'feeWallet'),
-    });
+    const missing = await runServiceProcess({ ...production, PLATFORM_ADMIN_KEYPAIR: keygen(keys, 'admin') });
     assert.equal(missing.code, 1);
     assert.equal(
       missing.stderr,
