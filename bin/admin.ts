@@ -20,6 +20,10 @@ Commands:
   keys list <integrationId>
   keys create <integrationId> --mode test|live                  (prints the key once)
   keys revoke <keyId>
+  platform status                                               (program, protocol config, platform keys
+                                                                 and balances, and what is missing)
+  platform init                                                 (creates the protocol config, or updates it to
+                                                                 the service's keys; exits 1 when it cannot)
 
 Options:
   --url <url>       the service (default $TRANSFER_ROUTER_URL, else http://$HOST:$PORT when PORT is set,
@@ -74,6 +78,10 @@ function toCall(positionals: string[], values: { name?: string; settings?: strin
       };
     case 'keys revoke':
       return { method: 'POST', path: `/admin/v1/keys/${need(id, '<keyId>')}/revoke` };
+    case 'platform status':
+      return { method: 'GET', path: '/admin/v1/platform' };
+    case 'platform init':
+      return { method: 'POST', path: '/admin/v1/platform/init' };
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}`);
   }
@@ -150,13 +158,18 @@ async function run(argv: string[]): Promise<number> {
   }
   const text = await response.text();
   let output = text;
+  let body: unknown;
   try {
-    output = JSON.stringify(JSON.parse(text), null, 2);
+    body = JSON.parse(text);
+    output = JSON.stringify(body, null, 2);
   } catch {
     // Not JSON: print as received.
   }
-  (response.ok ? process.stdout : process.stderr).write(`${output}\n`);
-  return response.ok ? 0 : 1;
+  // An init that could not act answers 200 with what stands in the way: a failure for a script.
+  const refused = (body as { action?: unknown } | undefined)?.action === 'refused';
+  const ok = response.ok && !refused;
+  (ok ? process.stdout : process.stderr).write(`${output}\n`);
+  return ok ? 0 : 1;
 }
 
 run(process.argv.slice(2)).then(

@@ -1,7 +1,27 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, loadCliDefaults, loadConfig } from './config.ts';
+import { generateKeypair } from './platform/keypair.ts';
+
+/** The three platform key settings, as JSON arrays of fresh keys. */
+function platformKeySettings() {
+  const keys = {
+    admin: generateKeypair(),
+    screeningAuthority: generateKeypair(),
+    feeWallet: generateKeypair(),
+  };
+  return {
+    keys,
+    env: {
+      PLATFORM_ADMIN_KEYPAIR: JSON.stringify(keys.admin.toKeygenArray()),
+      SCREENING_AUTHORITY_KEYPAIR: JSON.stringify(keys.screeningAuthority.toKeygenArray()),
+      PLATFORM_FEE_KEYPAIR: JSON.stringify(keys.feeWallet.toKeygenArray()),
+    },
+  };
+}
 
 test('defaults describe a local service on embedded stores', () => {
   const config = loadConfig({});
@@ -24,6 +44,13 @@ test('defaults describe a local service on embedded stores', () => {
   assert.equal(config.feeSchedule.flatFeeLamportsPerHop, 10_000n);
   assert.equal(config.quoteTtlMs, 900_000);
   assert.deepEqual(config.webhookPolicy, { requireHttps: false, allowPrivateNetworks: true });
+  assert.equal(config.platform.keys, undefined, 'generated in DATA_DIR at start');
+  assert.deepEqual(config.platform.settings, {
+    cluster: 'localnet',
+    screeningRequired: false,
+    routeGraceSeconds: 3600,
+    priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+  });
 });
 
 test('production refuses to start without its stores and secrets, listing every missing one', () => {
@@ -31,9 +58,14 @@ test('production refuses to start without its stores and secrets, listing every 
     () => loadConfig({ MODE: 'production' }),
     (error: unknown) =>
       error instanceof ConfigError &&
-      error.problems.length === 4 &&
-      error.problems.every((problem) => /DATABASE_URL|ADMIN_TOKEN|ENCRYPTION_KEY|RPC_URL/.test(problem)),
+      error.problems.length === 7 &&
+      error.problems.every((problem) =>
+        /^(DATABASE_URL|ADMIN_TOKEN|ENCRYPTION_KEY|RPC_URL|PLATFORM_ADMIN_KEYPAIR|SCREENING_AUTHORITY_KEYPAIR|PLATFORM_FEE_KEYPAIR) /.test(
+          problem,
+        ),
+      ),
   );
+  const platform = platformKeySettings();
   const config = loadConfig({
     MODE: 'production',
     DATABASE_URL: 'postgres://db.internal/router',
@@ -41,8 +73,13 @@ test('production refuses to start without its stores and secrets, listing every 
     ENCRYPTION_KEY: 'ab'.repeat(32),
     RPC_URL: 'https://rpc.example.com',
     CLUSTER: 'mainnet',
+    ...platform.env,
   });
   assert.equal(config.chain.cluster, 'mainnet');
+  assert.equal(config.platform.keys?.admin.address, platform.keys.admin.address);
+  assert.equal(config.platform.keys?.screeningAuthority.address, platform.keys.screeningAuthority.address);
+  assert.equal(config.platform.keys?.feeWallet.address, platform.keys.feeWallet.address);
+  assert.equal(config.platform.settings.screeningRequired, true, 'screening is on by default on mainnet');
   assert.deepEqual(config.prices.sources, ['coingecko', 'jupiter']);
   assert.deepEqual(config.webhookPolicy, { requireHttps: true, allowPrivateNetworks: false });
   assert.equal(config.encryptionKey?.length, 32);
@@ -126,4 +163,89 @@ test('HTTP timeouts are set in seconds, and the headers cannot be allowed longer
     /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/,
   );
   assert.throws(() => loadConfig({ REQUEST_TIMEOUT_SECONDS: '0' }), /REQUEST_TIMEOUT_SECONDS/);
+});
+
+test('platform keys: required with RPC_URL, all three or none, a JSON array or a file, never quoted when wrong', async () => {
+  const { keys, env } = platformKeySettings();
+  const rpc = { RPC_URL: 'https://rpc.example.com', CLUSTER: 'devnet' };
+  assert.throws(
+    () => loadConfig(rpc),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.deepEqual(error.problems, [
+        'PLATFORM_ADMIN_KEYPAIR is required with RPC_URL: the platform signs with its own keys on that chain (a solana-keygen JSON array of 64 numbers, or the path of such a file)',
+        'SCREENING_AUTHORITY_KEYPAIR is required with RPC_URL: the platform signs with its own keys on that chain (a solana-keygen JSON array of 64 numbers, or the path of such a file)',
+        'PLATFORM_FEE_KEYPAIR is required with RPC_URL: the platform signs with its own keys on that chain (a solana-keygen JSON array of 64 numbers, or the path of such a file)',
+      ]);
+      return true;
+    },
+  );
+  assert.throws(
+    () => loadConfig({ PLATFORM_ADMIN_KEYPAIR: env.PLATFORM_ADMIN_KEYPAIR }),
+    /SCREENING_AUTHORITY_KEYPAIR is required when any of them is set/,
+  );
+
+  const dir = await mkdtemp(join(tmpdir(), 'tr-config-keys-'));
+  try {
+    const file = join(dir, 'fee.json');
+    await writeFile(file, env.PLATFORM_FEE_KEYPAIR);
+    const config = loadConfig({ ...rpc, ...env, PLATFORM_FEE_KEYPAIR: file });
+    assert.equal(config.platform.keys?.feeWallet.address, keys.feeWallet.address);
+    assert.equal(
+      config.platform.settings.screeningRequired,
+      false,
+      'screening is off by default off mainnet',
+    );
+
+    const secret = keys.admin.toKeygenArray();
+    const wrong = [...secret.slice(0, 32), ...keys.feeWallet.toKeygenArray().slice(32)];
+    assert.throws(
+      () =>
+        loadConfig({
+          ...rpc,
+          ...env,
+          PLATFORM_ADMIN_KEYPAIR: JSON.stringify(wrong),
+          SCREENING_AUTHORITY_KEYPAIR: `${env.SCREENING_AUTHORITY_KEYPAIR.slice(0, -1)}`,
+          PLATFORM_FEE_KEYPAIR: join(dir, 'missing.json'),
+        }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems, [
+          'PLATFORM_ADMIN_KEYPAIR: is not a keypair: its last 32 bytes are not the public key of its first 32',
+          'SCREENING_AUTHORITY_KEYPAIR: must be a JSON array of 64 numbers (a solana-keygen keypair file) or the path of such a file; it is not valid JSON',
+          `PLATFORM_FEE_KEYPAIR: must be a JSON array of 64 numbers (a solana-keygen keypair file) or the path of such a file; cannot read the file ${join(dir, 'missing.json')} (ENOENT)`,
+        ]);
+        return true;
+      },
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('route settings: SCREENING, ROUTE_GRACE_SECONDS and the priority fee cap', () => {
+  const config = loadConfig({
+    SCREENING: 'on',
+    ROUTE_GRACE_SECONDS: '600',
+    PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: '50000',
+    PRIORITY_FEE_MICROLAMPORTS_PER_CU: '50000',
+  });
+  assert.deepEqual(config.platform.settings, {
+    cluster: 'localnet',
+    screeningRequired: true,
+    routeGraceSeconds: 600,
+    priorityFeeCapMicroLamportsPerCu: 50_000n,
+  });
+  const { env } = platformKeySettings();
+  assert.equal(
+    loadConfig({ RPC_URL: 'https://rpc.example.com', CLUSTER: 'mainnet', SCREENING: 'off', ...env }).platform
+      .settings.screeningRequired,
+    false,
+  );
+  assert.throws(() => loadConfig({ SCREENING: 'yes' }), /SCREENING/);
+  assert.throws(() => loadConfig({ ROUTE_GRACE_SECONDS: '10' }), /ROUTE_GRACE_SECONDS/);
+  assert.throws(
+    () => loadConfig({ PRIORITY_FEE_MICROLAMPORTS_PER_CU: '2000000' }),
+    /PRIORITY_FEE_MICROLAMPORTS_PER_CU must not exceed PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU/,
+  );
 });

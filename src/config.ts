@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { address, isAddress } from '@solana/kit';
 import { z } from 'zod';
 import {
   DEFAULT_FEE_SCHEDULE,
@@ -6,6 +7,8 @@ import {
   feeScheduleOverridesSchema,
   mergeFeeSchedule,
 } from './domain/fees.ts';
+import { type KeypairBytes, parseKeypairSetting } from './platform/keypair.ts';
+import type { PlatformKeys, PlatformSettings } from './platform/platform.ts';
 import { fixedPricesSchema } from './prices/fixed.ts';
 import { PRICE_SOURCE_NAMES, type PriceConfig, type PriceSourceName } from './prices/resolver.ts';
 import { parseEncryptionKey } from './store/secret-box.ts';
@@ -60,6 +63,24 @@ const jsonVariable = <T extends z.ZodType>(schema: T) =>
     return parsed.data as z.output<T>;
   });
 
+/** A keypair setting (its JSON array, or a file's path); the message never quotes the secret. */
+const keypairVariable = optionalString.transform((text, ctx): KeypairBytes | undefined => {
+  if (text === undefined) return undefined;
+  try {
+    return parseKeypairSetting(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** The platform key settings, by role. */
+const PLATFORM_KEY_VARIABLES = {
+  admin: 'PLATFORM_ADMIN_KEYPAIR',
+  screeningAuthority: 'SCREENING_AUTHORITY_KEYPAIR',
+  feeWallet: 'PLATFORM_FEE_KEYPAIR',
+} as const satisfies Record<keyof PlatformKeys, string>;
+
 const envSchema = z.object({
   MODE: z.enum(['local', 'production']).default('local'),
   PORT: port.default(8080),
@@ -111,10 +132,23 @@ const envSchema = z.object({
   LOCAL_RPC_PORT: port.default(8899),
   LOCAL_RPC_HOST: z.string().min(1).default('127.0.0.1'),
   ROUTER_PROGRAM_ID: optionalString.refine(
-    (value) => value === undefined || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value),
+    (value) => value === undefined || isAddress(value),
     'must be a base58 program address',
   ),
   PRIORITY_FEE_MICROLAMPORTS_PER_CU: z.coerce.number().int().min(0).max(100_000_000).default(0),
+  // Platform: its keys (required with RPC_URL; generated in DATA_DIR for the embedded chain) and
+  // the settings of routes.
+  PLATFORM_ADMIN_KEYPAIR: keypairVariable,
+  SCREENING_AUTHORITY_KEYPAIR: keypairVariable,
+  PLATFORM_FEE_KEYPAIR: keypairVariable,
+  SCREENING: z.enum(['on', 'off']).optional(),
+  ROUTE_GRACE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(3600),
+  PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: z.coerce.number().int().min(0).max(100_000_000).default(1_000_000),
   // Fees (defaults: decisions' schedule).
   FEE_TIERS: jsonVariable(feeScheduleOverridesSchema.shape.tiers),
   FEE_FLAT_LAMPORTS_PER_HOP: optionalString,
@@ -177,6 +211,26 @@ function priceConfigFrom(env: z.infer<typeof envSchema>): PriceConfig {
   };
 }
 
+function platformFrom(env: z.infer<typeof envSchema>) {
+  const cluster = env.CLUSTER ?? 'localnet';
+  const {
+    PLATFORM_ADMIN_KEYPAIR: admin,
+    SCREENING_AUTHORITY_KEYPAIR: screeningAuthority,
+    PLATFORM_FEE_KEYPAIR: feeWallet,
+  } = env;
+  const settings: PlatformSettings = {
+    cluster,
+    screeningRequired: env.SCREENING ? env.SCREENING === 'on' : cluster === 'mainnet',
+    routeGraceSeconds: env.ROUTE_GRACE_SECONDS,
+    priorityFeeCapMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU),
+  };
+  return {
+    /** All three keys when configured (checked by loadConfig); otherwise local mode generates them. */
+    keys: admin && screeningAuthority && feeWallet ? { admin, screeningAuthority, feeWallet } : undefined,
+    settings,
+  };
+}
+
 export type Config = ReturnType<typeof toConfig>;
 
 function toConfig(env: z.infer<typeof envSchema>) {
@@ -214,9 +268,10 @@ function toConfig(env: z.infer<typeof envSchema>) {
       cluster: env.CLUSTER ?? 'localnet',
       localRpcPort: env.LOCAL_RPC_PORT,
       localRpcHost: env.LOCAL_RPC_HOST,
-      routerProgramId: env.ROUTER_PROGRAM_ID,
+      routerProgramId: env.ROUTER_PROGRAM_ID === undefined ? undefined : address(env.ROUTER_PROGRAM_ID),
       priorityFeeMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_MICROLAMPORTS_PER_CU),
     },
+    platform: platformFrom(env),
     webhookPolicy:
       env.MODE === 'production'
         ? { requireHttps: true, allowPrivateNetworks: false }
@@ -255,6 +310,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.chain.rpcUrl && !parsed.data.CLUSTER) {
     problems.push(
       'CLUSTER is required with RPC_URL: say which cluster it serves (mainnet, devnet, testnet or localnet)',
+    );
+  }
+  const missingKeys = (Object.keys(PLATFORM_KEY_VARIABLES) as (keyof PlatformKeys)[]).filter(
+    (role) => !parsed.data[PLATFORM_KEY_VARIABLES[role]],
+  );
+  const keysRequired = config.mode === 'production' || config.chain.rpcUrl !== undefined;
+  if (missingKeys.length > 0 && (keysRequired || missingKeys.length < 3)) {
+    const why = keysRequired
+      ? `${config.mode === 'production' ? 'in production mode' : 'with RPC_URL'}: the platform signs with its own keys on that chain`
+      : 'when any of them is set (without them the embedded chain uses keys generated in DATA_DIR)';
+    for (const role of missingKeys)
+      problems.push(
+        `${PLATFORM_KEY_VARIABLES[role]} is required ${why} (a solana-keygen JSON array of 64 numbers, or the path of such a file)`,
+      );
+  }
+  if (
+    config.chain.priorityFeeMicroLamportsPerCu > config.platform.settings.priorityFeeCapMicroLamportsPerCu
+  ) {
+    problems.push(
+      'PRIORITY_FEE_MICROLAMPORTS_PER_CU must not exceed PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU (the highest price a prepared transaction may carry)',
     );
   }
   if (config.mode === 'production') {

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
+import { PlatformKeysError } from './platform/local-keys.ts';
 import { PortUnavailableError } from './port-check.ts';
 import { startService } from './service.ts';
 import { EncryptionKeyMismatchError } from './store/encryption-check.ts';
@@ -74,6 +75,7 @@ main().catch((error) => {
   if (
     error instanceof ConfigError ||
     error instanceof EncryptionKeyMismatchError ||
+    error instanceof PlatformKeysError ||
     error instanceof PortUnavailableError
   )
     console.error(error.message);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { test } from 'node:test';
 import { loadConfig } from './config.ts';
+import { generateKeypair } from './platform/keypair.ts';
 import { chainPortError, checkPortsFree, PortUnavailableError, servicePorts } from './port-check.ts';
 
 /** Listens on a free loopback port until closed. */
@@ -27,7 +28,15 @@ test("the service's ports: the API's, the local chain's JSON-RPC and WebSocket o
       [8900, 'LOCAL_RPC_PORT + 1'],
     ],
   );
-  assert.deepEqual(portsOf({ RPC_URL: 'http://rpc.example', CLUSTER: 'devnet' }).chain, []);
+  const keypair = () => JSON.stringify(generateKeypair().toKeygenArray());
+  const remote = {
+    RPC_URL: 'http://rpc.example',
+    CLUSTER: 'devnet',
+    PLATFORM_ADMIN_KEYPAIR: keypair(),
+    SCREENING_AUTHORITY_KEYPAIR: keypair(),
+    PLATFORM_FEE_KEYPAIR: keypair(),
+  };
+  assert.deepEqual(portsOf(remote).chain, []);
   assert.deepEqual(
     portsOf({ LOCAL_RPC_PORT: '0' }).chain.map((claim) => claim.port),
     [0],

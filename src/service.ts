@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -13,12 +12,16 @@ import {
 } from './bootstrap.ts';
 import { startLocalChain } from './chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from './chain/quote-reads.ts';
-import { ROUTER_PROGRAM_ADDRESS, routerProgramPath } from './chain/router/program.ts';
+import { ROUTER_PROGRAM_ADDRESS } from './chain/router/program.ts';
 import { createRpcChain } from './chain/rpc-chain.ts';
 import type { Chain } from './chain/types.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
+import { createPlatformAdmin } from './platform/admin.ts';
+import { ensureLocalPlatformKeys, platformKeysPath } from './platform/local-keys.ts';
+import { createPlatform, type Platform, type PlatformKeys } from './platform/platform.ts';
+import { localRouterDeployment, reportPlatform, setUpLocalPlatform } from './platform/startup.ts';
 import { chainPortError, checkPortsFree, portUnavailable, servicePorts } from './port-check.ts';
 import { createPriceResolverFromConfig } from './prices/resolver.ts';
 import { removeServiceFile, writeServiceFile } from './service-file.ts';
@@ -27,7 +30,7 @@ import { countOtherProcesses, databaseIdentity } from './store/deployment.ts';
 import { verifyEncryptionKey } from './store/encryption-check.ts';
 import { createStore } from './store/index.ts';
 import { migrate } from './store/migrate.ts';
-import { createSecretBox, parseEncryptionKey } from './store/secret-box.ts';
+import { createSecretBox, parseEncryptionKey, type SecretBox } from './store/secret-box.ts';
 import { createWebhookSender } from './webhooks/sender.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
@@ -45,6 +48,8 @@ export interface RunningService {
   url: string | undefined;
   /** The local chain's JSON-RPC endpoint, when the embedded chain runs. */
   localRpcUrl: string | undefined;
+  /** The router program, protocol config, platform keys and route settings. */
+  platform: Platform;
   storeDescription: string;
   /** Stops accepting work, finishes what is in flight, then releases everything. */
   close(): Promise<void>;
@@ -72,12 +77,42 @@ async function openDatabase(config: Config, applicationName: string): Promise<Db
   return createPgliteDb({ dataDir: join(config.dataDir, 'pglite') });
 }
 
+/**
+ * The platform's keys: configured, or (embedded chain only) generated and sealed in the data
+ * directory on first start. Logs where they come from and their public keys, never more.
+ */
+async function loadPlatformKeys(config: Config, secrets: SecretBox, progress: Logger): Promise<PlatformKeys> {
+  const said = (keys: PlatformKeys) => ({
+    step: 'platform-keys',
+    admin: keys.admin.address,
+    screeningAuthority: keys.screeningAuthority.address,
+    feeWallet: keys.feeWallet.address,
+  });
+  if (config.platform.keys) {
+    progress.info(
+      said(config.platform.keys),
+      'Starting: the platform keys of the PLATFORM_*_KEYPAIR settings',
+    );
+    return config.platform.keys;
+  }
+  const path = platformKeysPath(config.dataDir);
+  const { keys, created } = await ensureLocalPlatformKeys(config.dataDir, secrets);
+  progress.info(
+    said(keys),
+    created
+      ? `Starting: generated the platform keys (admin, screening authority, fee wallet), sealed in ${path}`
+      : `Starting: the platform keys sealed in ${path}`,
+  );
+  return keys;
+}
+
 /** The configured chain: any Solana RPC endpoint, or the embedded local chain with the router deployed. */
-async function openChain(config: Config, logger: Logger, clock: Clock) {
+async function openChain(config: Config, logger: Logger, clock: Clock, platform: Platform) {
   if (config.chain.rpcUrl) {
     return {
       chain: createRpcChain({ rpcUrl: config.chain.rpcUrl }) as Chain,
       localRpcUrl: undefined,
+      airdrop: undefined,
       close: async () => {},
     };
   }
@@ -87,15 +122,16 @@ async function openChain(config: Config, logger: Logger, clock: Clock) {
     host: config.chain.localRpcHost,
     rpcPort: config.chain.localRpcPort,
     clock,
-    programs: [
-      {
-        programId: config.chain.routerProgramId ?? ROUTER_PROGRAM_ADDRESS,
-        elf: await readFile(routerProgramPath('v0')),
-      },
-    ],
+    // The admin is the upgrade authority, so that it may initialise the protocol config.
+    programs: [await localRouterDeployment(platform.programAddress, platform.admin.address)],
     log: logger.child({ component: 'local-chain' }),
   });
-  return { chain: local.chain, localRpcUrl: local.rpcUrl, close: () => local.close() };
+  return {
+    chain: local.chain,
+    localRpcUrl: local.rpcUrl,
+    airdrop: local.cheats.airdrop,
+    close: () => local.close(),
+  };
 }
 
 /** Starts the service's parts from a validated configuration. */
@@ -142,15 +178,41 @@ export async function startService(
       secrets,
     });
 
+    const platform = await createPlatform({
+      keys: await loadPlatformKeys(config, secrets, progress),
+      programAddress: config.chain.routerProgramId ?? ROUTER_PROGRAM_ADDRESS,
+      settings: config.platform.settings,
+    });
+
     if (!config.chain.rpcUrl)
       progress.info(
         { step: 'chain' },
         'Starting: the local chain (loading its state, deploying the router program, opening its JSON-RPC port)',
       );
-    const chain = await openChain(config, logger, clock).catch((error) => {
+    const chain = await openChain(config, logger, clock, platform).catch((error) => {
       throw chainPortError(error, ports.chain);
     });
     closers.push(chain.close);
+    const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
+    if (chain.airdrop) {
+      progress.info(
+        { step: 'platform' },
+        'Starting: the platform on the embedded chain (funding its wallets, checking the protocol config)',
+      );
+      await setUpLocalPlatform({
+        chain: chain.chain,
+        airdrop: chain.airdrop,
+        platform,
+        platformAdmin,
+        log: progress,
+      });
+    } else {
+      progress.info(
+        { step: 'platform' },
+        'Starting: checking the router program and protocol config on chain',
+      );
+      await reportPlatform({ platformAdmin, platform, log: progress });
+    }
     const sender = createWebhookSender(config.webhookPolicy);
     closers.push(() => sender.close());
 
@@ -232,6 +294,8 @@ export async function startService(
           priorityFeeMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
         }),
         webhookSender: sender,
+        platform,
+        platformAdmin,
         readinessChecks: [
           { name: 'database', check: async () => void (await db.query('SELECT 1')) },
           { name: 'chain', check: async (signal) => void (await chain.chain.getSlot({ signal })) },
@@ -258,7 +322,7 @@ export async function startService(
         );
       }
     }
-    return { app, url, localRpcUrl: chain.localRpcUrl, storeDescription, close: closeAll };
+    return { app, url, localRpcUrl: chain.localRpcUrl, platform, storeDescription, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

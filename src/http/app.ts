@@ -20,6 +20,8 @@ import { z } from 'zod';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
+import type { PlatformAdmin } from '../platform/admin.ts';
+import type { Platform } from '../platform/platform.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
 import type { Chain } from '../chain/types.ts';
 import type { RoutePlatform } from '../route/prepare.ts';
@@ -35,6 +37,7 @@ import { answerUnroutedRequests, createClientErrorHandler, type HttpTimeouts } f
 import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
+import { adminPlatformRoutes } from './routes/admin/platform.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
 import { type TransferRouteDeps, transferRoutes } from './routes/transfers/index.ts';
@@ -78,6 +81,10 @@ export interface AppDeps {
   /** The least compute-unit price of prepared transactions (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
   priorityFeeFloorMicroLamportsPerCu: bigint;
   webhookSender: WebhookSender;
+  /** The router program, protocol config, platform keys and route settings. */
+  platform: Platform;
+  /** Reads and initialises the platform on chain (admin API). */
+  platformAdmin: PlatformAdmin;
   readinessChecks?: ReadinessCheck[];
   metricsRegistry?: Registry;
 }
@@ -306,6 +313,10 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         await admin.register(adminIntegrationRoutes, {
           integrations: deps.store.integrations,
           clock: deps.clock,
+        });
+        await admin.register(adminPlatformRoutes, {
+          platform: deps.platform,
+          platformAdmin: deps.platformAdmin,
         });
       },
       { prefix: '/admin/v1' },

@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import type { Address } from '@solana/kit';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
+import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { type AppDeps, buildApp } from '../../src/http/app.ts';
+import { createPlatformAdmin } from '../../src/platform/admin.ts';
+import { generatePlatformKeys } from '../../src/platform/local-keys.ts';
+import { createPlatform, type Platform, type PlatformSettings } from '../../src/platform/platform.ts';
+import { fundLocalWallets, localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
 import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
@@ -26,6 +32,8 @@ export interface TestApp {
   clock: ReturnType<typeof createManualClock>;
   /** The embedded chain the app reads (in process, following the test's clock). */
   chain: LocalChain;
+  /** The platform on that chain: router deployed, wallets funded, config initialised (unless asked otherwise). */
+  platform: Platform;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
   /** Creates an API key for an integration (through the admin API). */
@@ -59,6 +67,14 @@ export type TestAppOptions = Partial<
   /** Connections of the app's pool (10 unless a test needs fewer). */
   poolSize?: number;
   config?: Partial<AppDeps['config']>;
+  /** How the platform is set up on the test chain (by default as local mode does). */
+  platform?: {
+    settings?: Partial<PlatformSettings>;
+    /** Initialise the protocol config (default true). */
+    initialised?: boolean;
+    /** The router program's upgrade authority (default the platform admin; null: none). */
+    upgradeAuthority?: Address | null;
+  };
 };
 
 /** A fresh key for idempotent POSTs. */
@@ -69,7 +85,38 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = options.database ?? (await createTestDatabase({ poolSize: options.poolSize ?? 10 }));
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
-  const chain = await startLocalChain({ serve: false, autoTick: false, clock });
+  const platform = await createPlatform({
+    keys: generatePlatformKeys(),
+    programAddress: ROUTER_PROGRAM_ADDRESS,
+    settings: {
+      cluster: 'localnet',
+      screeningRequired: false,
+      routeGraceSeconds: 3600,
+      priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+      ...options.platform?.settings,
+    },
+  });
+  const upgradeAuthority =
+    options.platform?.upgradeAuthority === undefined
+      ? platform.admin.address
+      : options.platform.upgradeAuthority;
+  const chain = await startLocalChain({
+    serve: false,
+    autoTick: false,
+    clock,
+    programs: [await localRouterDeployment(platform.programAddress, upgradeAuthority)],
+  });
+  const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
+  const setUp = {
+    chain: chain.chain,
+    airdrop: chain.cheats.airdrop,
+    platform,
+    platformAdmin,
+    log: pino({ level: 'silent' }),
+  };
+  if (options.platform?.initialised === false) await fundLocalWallets(setUp);
+  else if ((await setUpLocalPlatform(setUp)).config !== 'initialized')
+    throw new Error('the test platform could not be initialised');
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(ENCRYPTION_KEY),
@@ -99,6 +146,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     solCosts:
       options.solCosts ?? createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
     webhookSender: sender,
+    platform,
+    platformAdmin,
     ...(options.readinessChecks ? { readinessChecks: options.readinessChecks } : {}),
   });
   await app.ready();
@@ -121,6 +170,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     store,
     clock,
     chain,
+    platform,
     createIntegration: (settings) =>
       adminPost('/admin/v1/integrations', {
         name: `integration-${randomBytes(3).toString('hex')}`,

@@ -1,11 +1,33 @@
 import assert from 'node:assert/strict';
-import { access, mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { decodeRouterConfig } from '../../src/chain/router/accounts.ts';
+import { findConfigPda } from '../../src/chain/router/pda.ts';
+import { createRpcChain } from '../../src/chain/rpc-chain.ts';
+import { ensureLocalPlatformKeys, platformKeysPath } from '../../src/platform/local-keys.ts';
+import type { PlatformKeys } from '../../src/platform/platform.ts';
 import { serviceFilePath } from '../../src/service-file.ts';
+import { createSecretBox, parseEncryptionKey } from '../../src/store/secret-box.ts';
 import { runAdminCli, startServiceProcess } from '../helpers/process.ts';
+import { leakedSecrets } from '../platform/secrets.ts';
+
+/** The platform keys a local service sealed in its data directory, opened with its encryption key. */
+async function sealedPlatformKeys(dataDir: string): Promise<PlatformKeys> {
+  const key = parseEncryptionKey(await readFile(join(dataDir, 'encryption-key'), 'utf8'));
+  assert.ok(key);
+  const { keys, created } = await ensureLocalPlatformKeys(dataDir, createSecretBox(key));
+  assert.equal(created, false, 'the service created them');
+  return keys;
+}
+
+/** The embedded chain's JSON-RPC endpoint, from the line saying where the service listens. */
+function localRpcUrl(logs: string[]): string {
+  const line = logs.find((entry) => entry.includes('Transfer Router listening'));
+  return (JSON.parse(line!) as { chain: string }).chain;
+}
 
 /** The start's progress lines (JSON logs of the `startup` component), as step and message. */
 function progress(logs: string[]) {
@@ -30,7 +52,7 @@ test("a newcomer's first `npm start`: embedded stores, a generated admin token, 
       const steps = progress(first.logs);
       assert.deepEqual(
         [...new Set(steps.map((line) => line.step))],
-        ['database', 'migrations', 'chain', 'http'],
+        ['database', 'migrations', 'platform-keys', 'chain', 'platform', 'http'],
       );
       assert.match(
         steps[0]!.msg,
@@ -48,6 +70,40 @@ test("a newcomer's first `npm start`: embedded stores, a generated admin token, 
 
       const token = await stat(join(dataDir, 'admin-token'));
       assert.equal(token.mode & 0o777, 0o600);
+
+      // The platform: keys generated and sealed (0600), never logged; the config initialised on
+      // the embedded chain with them, each step said.
+      const keys = await sealedPlatformKeys(dataDir);
+      assert.equal((await stat(platformKeysPath(dataDir))).mode & 0o777, 0o600);
+      assert.deepEqual(leakedSecrets(await readFile(platformKeysPath(dataDir), 'utf8'), keys), []);
+      assert.deepEqual(leakedSecrets(first.logs.join('\n'), keys), [], 'no private key in the logs');
+      const platformSteps = steps.filter((line) => line.step === 'platform').map((line) => line.msg);
+      assert.ok(
+        platformSteps.some((msg) =>
+          msg.startsWith(`Funded the platform fee wallet ${keys.feeWallet.address} with 10 SOL`),
+        ),
+      );
+      assert.ok(platformSteps.some((msg) => msg.startsWith('Initialised the protocol config')));
+      const chain = createRpcChain({ rpcUrl: localRpcUrl(first.logs) });
+      const [configAddress] = await findConfigPda();
+      const config = await chain.getAccount(configAddress);
+      assert.ok(config, 'the protocol config exists');
+      const { bump: _, ...values } = decodeRouterConfig(config.data);
+      assert.deepEqual(values, {
+        admin: keys.admin.address,
+        screeningAuthority: keys.screeningAuthority.address,
+        platformWallet: keys.feeWallet.address,
+        screeningDepositLamports: 2_000_000n,
+      });
+      const platform = await runAdminCli(['platform', 'status'], { DATA_DIR: dataDir });
+      assert.equal(platform.code, 0, platform.stderr);
+      const shown = JSON.parse(platform.stdout) as {
+        ready: boolean;
+        wallets: Record<string, { address: string }>;
+      };
+      assert.equal(shown.ready, true);
+      assert.equal(shown.wallets.admin?.address, keys.admin.address);
+      assert.deepEqual(leakedSecrets(platform.stdout, keys), [], 'no private key in the answer');
 
       const estimate = await fetch(`${first.url}/api/v1/transfers/estimate`, {
         method: 'POST',
@@ -75,9 +131,20 @@ test("a newcomer's first `npm start`: embedded stores, a generated admin token, 
     }
     await assert.rejects(access(serviceFilePath(dataDir)), { code: 'ENOENT' }, 'removed at stop');
 
-    // A restart keeps everything and prints no new key.
+    // A restart keeps everything and prints no new key; the platform keys and config are reused.
     const second = await startServiceProcess({ DATA_DIR: dataDir });
     try {
+      const keys = await sealedPlatformKeys(dataDir);
+      const platformSteps = progress(second.logs)
+        .filter((line) => line.step.startsWith('platform'))
+        .map((line) => line.msg);
+      assert.ok(platformSteps.some((msg) => msg.includes(`is in place and matches the platform keys`)));
+      assert.ok(!platformSteps.some((msg) => /^(Initialised|Funded)/.test(msg)), 'nothing re-initialised');
+      const platform = await runAdminCli(['platform', 'status'], { DATA_DIR: dataDir });
+      assert.equal(
+        (JSON.parse(platform.stdout) as { config: { onChain: { admin: string } } }).config.onChain.admin,
+        keys.admin.address,
+      );
       assert.ok(!second.logs.join('\n').includes('First start'));
       assert.ok(!second.logs.some((line) => /mh_test_/.test(line)));
       assert.match(progress(second.logs)[0]!.msg, /^Starting: opening the database \(embedded PGlite in /);

@@ -1,0 +1,90 @@
+import type { Address, KeyPairSigner, ProgramDerivedAddressBump } from '@solana/kit';
+import { findConfigPda } from '../chain/router/pda.ts';
+import type { KeypairBytes } from './keypair.ts';
+import { findProgramDataAddress } from './program-account.ts';
+
+/** What the config's screening deposit is (0.002 SOL), held by each screened route until its verdict. */
+export const SCREENING_DEPOSIT_LAMPORTS = 2_000_000n;
+
+export type Cluster = 'mainnet' | 'devnet' | 'testnet' | 'localnet';
+
+/** The three keys the service holds for the platform (private keys; sealed at rest). */
+export interface PlatformKeys {
+  /** The config admin; on the embedded chain also the program's upgrade authority. */
+  admin: KeypairBytes;
+  screeningAuthority: KeypairBytes;
+  /** The platform fee wallet: receives both fee shares on chain, pays integrator reward claims. */
+  feeWallet: KeypairBytes;
+}
+
+/** The deployment's platform settings (configuration). */
+export interface PlatformSettings {
+  cluster: Cluster;
+  /** SCREENING: routes hold a screening deposit and wait for a verdict. */
+  screeningRequired: boolean;
+  /** ROUTE_GRACE_SECONDS: a route's deadline is its last hop's due time plus this. */
+  routeGraceSeconds: number;
+  /** PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: the highest compute-unit price a prepared transaction may carry. */
+  priorityFeeCapMicroLamportsPerCu: bigint;
+}
+
+/**
+ * The platform as the service runs it: the router program, its protocol config, the keys the
+ * service signs with and the settings of routes. Built once at start; read-only.
+ */
+export interface Platform {
+  cluster: Cluster;
+  /** The router program. */
+  programAddress: Address;
+  /** The router program's ProgramData account (names its upgrade authority). */
+  programDataAddress: Address;
+  /** The protocol config PDA `["config"]`. */
+  configAddress: Address;
+  configBump: ProgramDerivedAddressBump;
+  /** The platform fee wallet: receives flat fees, owns the fee token accounts. */
+  feeWallet: Address;
+  /** SCREENING for this cluster. */
+  screeningRequired: boolean;
+  routeGraceSeconds: number;
+  priorityFeeCapMicroLamportsPerCu: bigint;
+  /** The screening deposit the config is set up with (lamports). */
+  screeningDepositLamports: bigint;
+  /** Signs InitConfig (as the program's upgrade authority) and UpdateConfig. */
+  admin: KeyPairSigner;
+  /** Signs ScreenRoute verdicts. */
+  screeningAuthority: KeyPairSigner;
+  /** The fee wallet's signer (pays integrator reward claims). */
+  feeWalletSigner: KeyPairSigner;
+}
+
+/** Builds the platform from its keys and settings for the router program at `programAddress`. */
+export async function createPlatform(input: {
+  keys: PlatformKeys;
+  programAddress: Address;
+  settings: PlatformSettings;
+}): Promise<Platform> {
+  const { keys, programAddress, settings } = input;
+  const [[configAddress, configBump], programDataAddress, admin, screeningAuthority, feeWalletSigner] =
+    await Promise.all([
+      findConfigPda(programAddress),
+      findProgramDataAddress(programAddress),
+      keys.admin.signer(),
+      keys.screeningAuthority.signer(),
+      keys.feeWallet.signer(),
+    ]);
+  return Object.freeze({
+    cluster: settings.cluster,
+    programAddress,
+    programDataAddress,
+    configAddress,
+    configBump,
+    feeWallet: feeWalletSigner.address,
+    screeningRequired: settings.screeningRequired,
+    routeGraceSeconds: settings.routeGraceSeconds,
+    priorityFeeCapMicroLamportsPerCu: settings.priorityFeeCapMicroLamportsPerCu,
+    screeningDepositLamports: SCREENING_DEPOSIT_LAMPORTS,
+    admin,
+    screeningAuthority,
+    feeWalletSigner,
+  });
+}
