@@ -294,6 +294,8 @@ export async function startService(
           priorityFeeMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
         }),
         webhookSender: sender,
+        chain: chain.chain,
+        priorityFeeFloorMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
         platform,
         platformAdmin,
         readinessChecks: [

@@ -24,7 +24,6 @@ import type { PlatformAdmin } from '../platform/admin.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
 import type { Chain } from '../chain/types.ts';
-import type { RoutePlatform } from '../route/prepare.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
@@ -77,7 +76,6 @@ export interface AppDeps {
   solCosts: TransferRouteDeps['solCosts'];
   /** The chain the routes are deployed on. */
   chain: Chain;
-  platform: RoutePlatform;
   /** The least compute-unit price of prepared transactions (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
   priorityFeeFloorMicroLamportsPerCu: bigint;
   webhookSender: WebhookSender;

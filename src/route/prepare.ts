@@ -46,19 +46,9 @@ import {
   routeSchedule,
 } from '../domain/route.ts';
 import type { Transfer } from '../domain/transfer.ts';
+import type { Platform } from '../platform/platform.ts';
 import type { RouteDeploymentStore } from '../store/route-deployments.ts';
 import { readMaybeAccounts, readRoute } from './route-reads.ts';
-
-/** What prepare needs to know of the platform (see src/platform/). */
-export interface RoutePlatform {
-  programAddress: Address;
-  configAddress: Address;
-  /** Receives both fee shares on chain: lamports, and tokens in its associated token accounts. */
-  feeWallet: Address;
-  screeningRequired: boolean;
-  routeGraceSeconds: number;
-  priorityFeeCapMicroLamportsPerCu: bigint;
-}
 
 /** Reads the compute-unit prices recently paid for writing some accounts. */
 export interface PriorityFeeReader {
@@ -76,7 +66,15 @@ export interface PrepareDeps {
     TransactionSimulator &
     PriorityFeeReader;
   routes: Pick<RouteDeploymentStore, 'assignRoute'>;
-  platform: RoutePlatform;
+  platform: Pick<
+    Platform,
+    | 'programAddress'
+    | 'configAddress'
+    | 'feeWallet'
+    | 'screeningRequired'
+    | 'routeGraceSeconds'
+    | 'priorityFeeCapMicroLamportsPerCu'
+  >;
   clock: Clock;
   /** The least compute-unit price a prepared transaction offers (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
   priorityFeeFloorMicroLamportsPerCu: bigint;

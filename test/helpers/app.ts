@@ -146,6 +146,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     solCosts:
       options.solCosts ?? createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
     webhookSender: sender,
+    chain: chain.chain,
+    priorityFeeFloorMicroLamportsPerCu: 0n,
     platform,
     platformAdmin,
     ...(options.readinessChecks ? { readinessChecks: options.readinessChecks } : {}),

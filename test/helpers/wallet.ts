@@ -26,7 +26,10 @@ export type Group = 'keeperFunding' | 'routeInit' | 'orchestratorInit' | 'sessio
 
 /** Signs a wire transaction from the service the way a wallet does: adds the wallet's signature. */
 export async function signAsWallet(wallet: KeyPairSigner, base64: string): Promise<Transaction> {
-  const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(base64));
+  // Bundle transactions carry a blockhash lifetime and fit the size limit; the decoder cannot know.
+  const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(base64)) as Parameters<
+    KeyPairSigner['signTransactions']
+  >[0][number];
   const [signatures] = await wallet.signTransactions([transaction]);
   return { ...transaction, signatures: { ...transaction.signatures, ...signatures } } as Transaction;
 }
