@@ -24,7 +24,7 @@ export interface TestApp {
   database: TestDatabase;
   store: Store;
   clock: ReturnType<typeof createManualClock>;
-  /** The embedded chain the app reads (in process, following the test's clock). */
+  /** The embedded chain (following the test's clock); the app reads it through its endpoint, as the service does. */
   chain: LocalChain;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
@@ -69,7 +69,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = options.database ?? (await createTestDatabase({ poolSize: options.poolSize ?? 10 }));
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
-  const chain = await startLocalChain({ serve: false, autoTick: false, clock });
+  const chain = await startLocalChain({ rpcPort: 0, autoTick: false, clock });
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(ENCRYPTION_KEY),
