@@ -1,7 +1,7 @@
 import type { Address } from '@solana/kit';
 import type { KeyMode } from './api-keys.ts';
-import type { RouteSchedule } from './route.ts';
 import { AppError } from './errors.ts';
+import type { RouteSchedule } from './route.ts';
 
 /** Status values of the API. */
 export const TRANSFER_STATUSES = [

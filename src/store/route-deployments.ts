@@ -169,7 +169,12 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
     },
 
     /** Adds verified signatures a transfer already taken over did not have yet. */
-    async addSignatures(tx: Sql, transferId: number, input: VerifiedSignatures, now: Date): Promise<Transfer> {
+    async addSignatures(
+      tx: Sql,
+      transferId: number,
+      input: VerifiedSignatures,
+      now: Date,
+    ): Promise<Transfer> {
       const current = await read(tx, transferId, { lock: true });
       const merge = (known: readonly string[], more: readonly string[]) => [...new Set([...known, ...more])];
       const signatures: TransferSignatures = {

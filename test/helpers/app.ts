@@ -30,7 +30,7 @@ export interface TestApp {
   database: TestDatabase;
   store: Store;
   clock: ReturnType<typeof createManualClock>;
-  /** The embedded chain the app reads (in process, following the test's clock). */
+  /** The embedded chain (following the test's clock); the app reads it through its endpoint, as the service does. */
   chain: LocalChain;
   /** The platform on that chain: router deployed, wallets funded, config initialised (unless asked otherwise). */
   platform: Platform;
@@ -101,7 +101,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       ? platform.admin.address
       : options.platform.upgradeAuthority;
   const chain = await startLocalChain({
-    serve: false,
+    rpcPort: 0,
     autoTick: false,
     clock,
     programs: [await localRouterDeployment(platform.programAddress, upgradeAuthority)],

@@ -15,7 +15,10 @@ interface Route {
   recipient: Address;
   mint: Address;
   transfer: { id: number; status: string };
-  estimate: { sol: { requiredSolUpFrontLamports: number; refundableLamports: number }; tokens: { netDeliveredRaw: string } };
+  estimate: {
+    sol: { requiredSolUpFrontLamports: number; refundableLamports: number };
+    tokens: { netDeliveredRaw: string };
+  };
 }
 
 describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
@@ -41,9 +44,15 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
     const recipient = (await generateKeyPairSigner()).address;
     await t.chain.cheats.airdrop(source.address, SOURCE_LAMPORTS);
     const mint = options.native ? (SOL_MINT as Address) : usdc;
-    if (!options.native) await t.chain.cheats.setTokenAccount(source.address, usdc, { amount: SOURCE_TOKENS });
+    if (!options.native)
+      await t.chain.cheats.setTokenAccount(source.address, usdc, { amount: SOURCE_TOKENS });
     const amountRaw = options.amountRaw ?? (options.native ? '2000000000' : '250000000');
-    const terms = { tokenMint: mint, amountRaw, hops: options.hops, tokenPriceUsd: options.native ? undefined : 1 };
+    const terms = {
+      tokenMint: mint,
+      amountRaw,
+      hops: options.hops,
+      tokenPriceUsd: options.native ? undefined : 1,
+    };
     const estimate = (await caller.post('/api/v1/transfers/estimate', terms)).json();
     const created = await caller.post('/api/v1/transfers', {
       ...terms,
@@ -60,12 +69,15 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
     assert.equal(response.statusCode, 200, response.body);
     return response.json() as { transfer: { status: string; phase: string }; preparedTxs: Bundle };
   };
-  const confirm = (id: number, body: object) => caller.post(`/api/v1/transfers/${id}/confirm-broadcast`, body);
+  const confirm = (id: number, body: object) =>
+    caller.post(`/api/v1/transfers/${id}/confirm-broadcast`, body);
 
   /** Prepares, broadcasts every group and makes both confirm calls, as an integrator does. */
   async function deploy(route: Route) {
     const { preparedTxs } = await prepare(route.transfer.id);
-    const funding = await broadcastBundle(t.chain.chain, route.source, preparedTxs, { through: 'keeperFunding' });
+    const funding = await broadcastBundle(t.chain.chain, route.source, preparedTxs, {
+      through: 'keeperFunding',
+    });
     const intermediate = await confirm(route.transfer.id, {
       keeperFundingSignature: funding.keeperFundingSignature,
       routeInitSignatures: [],
@@ -73,8 +85,14 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
     assert.equal(intermediate.statusCode, 200, intermediate.body);
     assert.equal(intermediate.json().transfer.status, 'awaiting_signature');
     assert.equal(intermediate.json().transfer.phase, 'funding');
-    const rest = await broadcastBundle(t.chain.chain, route.source, { ...preparedTxs, keeperFundingTx: null });
-    const final = await confirm(route.transfer.id, { ...rest, keeperFundingSignature: funding.keeperFundingSignature });
+    const rest = await broadcastBundle(t.chain.chain, route.source, {
+      ...preparedTxs,
+      keeperFundingTx: null,
+    });
+    const final = await confirm(route.transfer.id, {
+      ...rest,
+      keeperFundingSignature: funding.keeperFundingSignature,
+    });
     assert.equal(final.statusCode, 200, final.body);
     return { preparedTxs, final: final.json().transfer };
   }
@@ -106,7 +124,11 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
         // The wrapped-SOL account the bundle opened was closed again within the deployment.
         const wrappedAccountRent = await t.chain.chain.getMinimumBalanceForRentExemption(165);
         assert.equal(spent, required + amount - BigInt(wrappedAccountRent));
-        assert.equal(await tokens(route.source.address, route.mint), 0n, 'no wrapped SOL left with the source');
+        assert.equal(
+          await tokens(route.source.address, route.mint),
+          0n,
+          'no wrapped SOL left with the source',
+        );
       } else {
         assert.equal(spent, required);
         assert.equal(tokensBefore - (await tokens(route.source.address, route.mint)), amount);

@@ -24,11 +24,9 @@ import { transferSchema } from '../../schemas/transfers.ts';
 import { notFound } from './get-transfer.ts';
 
 /** A transaction signature: 64 bytes in base58. */
-const signature = z
-  .string()
-  .refine((value): value is Signature => isSignature(value), {
-    error: 'must be a base58 transaction signature',
-  });
+const signature = z.string().refine((value): value is Signature => isSignature(value), {
+  error: 'must be a base58 transaction signature',
+});
 
 const confirmBody = z
   .object({
