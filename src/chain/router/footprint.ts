@@ -4,11 +4,7 @@ import {
   STEP_ACCOUNT_SIZE,
   TOKEN_ACCOUNT_SIZE,
 } from './accounts.ts';
-import {
-  MAX_HOPS_IN_ADD_HOPS_TX,
-  MAX_HOPS_IN_CREATE_ROUTE_TX,
-  MAX_STEPS_IN_INIT_STEPS_TX,
-} from './bundle.ts';
+import { hopsInCreateRoute, MAX_HOPS_IN_ADD_HOPS_TX, MAX_STEPS_IN_INIT_STEPS_TX } from './bundle.ts';
 
 /**
  * Compute-unit limits the prepared transactions request, per kind, from the measured costs in
@@ -36,7 +32,7 @@ export function routeFootprint(input: { hops: number; native: boolean }) {
   const { hops } = input;
   const intermediates = hops - 1;
   const addHopsTxs = Math.ceil(
-    Math.max(0, intermediates - MAX_HOPS_IN_CREATE_ROUTE_TX) / MAX_HOPS_IN_ADD_HOPS_TX,
+    Math.max(0, intermediates - hopsInCreateRoute(input.native)) / MAX_HOPS_IN_ADD_HOPS_TX,
   );
   const sessionTxs = Math.ceil(hops / MAX_STEPS_IN_INIT_STEPS_TX);
   return {
