@@ -271,6 +271,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         platform: deps.platform,
         programAddress: deps.platform.programAddress,
         routes: deps.store.routes,
+        db: deps.db,
         priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
       });
       await api.register(webhookRoutes, {

@@ -1,10 +1,10 @@
 import type { Address } from '@solana/kit';
 import type { RouteSchedule } from '../domain/route.ts';
-import type { Transfer, TransferSignatures } from '../domain/transfer.ts';
+import type { Recovery, Transfer, TransferSignatures } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import type { SecretBox } from './secret-box.ts';
-import { type TransferRow, toTransfer } from './transfer-rows.ts';
+import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
 
 /** What the first prepare fixes for a transfer's route. */
 export interface RouteAssignment {
@@ -50,7 +50,7 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
       const { rows } = await db.query<TransferRow>(
         `UPDATE transfers
             SET route_address = $2, keeper_address = $3, keeper_secret = $4, keeper_funding_lamports = $5,
-                hop_priority_micro_lamports = $6, prepared_at = $7, updated_at = $7
+                hop_priority_micro_lamports = $6, prepared_at = $7, next_check_at = $7, updated_at = $7
           WHERE id = $1 AND keeper_address IS NULL
           RETURNING *`,
         [
@@ -93,10 +93,15 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
     },
 
     /**
-     * Records the verified signature that funded the keeper (the first one reported); a transfer
-     * still `quoted` moves to phase `funding`.
+     * Records that the keeper is funded: by the verified signature the source reported (the first
+     * one counts), or as seen on chain (null). A transfer still `quoted` moves to phase `funding`.
      */
-    async recordKeeperFunding(tx: Sql, transferId: number, signature: string, now: Date): Promise<Transfer> {
+    async recordKeeperFunding(
+      tx: Sql,
+      transferId: number,
+      signature: string | null,
+      now: Date,
+    ): Promise<Transfer> {
       const before = await read(tx, transferId, { lock: true });
       const { rows } = await tx.query<TransferRow>(
         `UPDATE transfers
@@ -166,6 +171,72 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
         input.now,
       );
       return transfer;
+    },
+
+    /**
+     * A deployment abandoned with nothing of it on chain (its keeper's lamports already returned):
+     * status and phase `expired`, events `phase_changed` and `expired`.
+     */
+    async expireDeployment(tx: Sql, transferId: number, now: Date): Promise<Transfer | null> {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $2, updated_at = $2
+          WHERE id = $1 AND status = 'awaiting_signature'
+          RETURNING *`,
+        [transferId, now],
+      );
+      if (!rows[0]) return null;
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
+      return transfer;
+    },
+
+    /**
+     * A route that cannot proceed while funds are locked in it (a deployment abandoned half-way):
+     * status `failed`, phase `recoverable`, why in `lastError`, what the source can rescue in
+     * `recovery`; events `phase_changed`, `failed` and `recoverable`.
+     */
+    async markRecoverable(
+      tx: Sql,
+      transferId: number,
+      input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
+    ): Promise<Transfer | null> {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers SET status = 'failed', phase = 'recoverable', last_error = $2::jsonb, recovery = $3::jsonb,
+                updated_at = $4
+          WHERE id = $1 AND status = 'awaiting_signature'
+          RETURNING *`,
+        [
+          transferId,
+          JSON.stringify({ ...input.lastError, at: input.now.toISOString() }),
+          JSON.stringify(recoveryRow(input.recovery)),
+          input.now,
+        ],
+      );
+      if (!rows[0]) return null;
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(
+        tx,
+        transfer,
+        ['transfer.phase_changed', 'transfer.failed', 'transfer.recoverable'],
+        input.now,
+      );
+      return transfer;
+    },
+
+    /**
+     * Prepared transfers due for a look at the chain, each claimed for `leaseMs` (so several
+     * processes share the work and a crashed one's claim lapses), oldest check first.
+     */
+    async claimAwaitingDeployment(now: Date, leaseMs: number, limit: number): Promise<Transfer[]> {
+      const { rows } = await db.query<TransferRow>(
+        `UPDATE transfers SET next_check_at = $1::timestamptz + $2 * interval '1 millisecond'
+          WHERE id IN (SELECT id FROM transfers
+                        WHERE status = 'awaiting_signature' AND next_check_at <= $1
+                        ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+          RETURNING *`,
+        [now, leaseMs, limit],
+      );
+      return rows.map(toTransfer);
     },
 
     /** Adds verified signatures a transfer already taken over did not have yet. */

@@ -97,6 +97,20 @@ function toRouteRecord(row: TransferRow): RouteRecord | null {
   };
 }
 
+/** A recovery object as its JSON column holds it (lamports as decimal strings). */
+export function recoveryRow(recovery: Recovery): NonNullable<TransferRow['recovery']> {
+  return {
+    canRescue: recovery.canRescue,
+    rescuableLamports: recovery.rescuableLamports.toString(),
+    rescuableAccounts: recovery.rescuableAccounts.map((account) => ({
+      kind: account.kind,
+      lamports: account.lamports.toString(),
+    })),
+    canReclaimRent: recovery.canReclaimRent,
+    reclaimableLamports: recovery.reclaimableLamports.toString(),
+  };
+}
+
 /** The domain's Transfer of a row. */
 export function toTransfer(row: TransferRow): Transfer {
   const lastError: LastError | null = row.last_error

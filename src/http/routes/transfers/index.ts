@@ -3,19 +3,22 @@ import type { Clock } from '../../../domain/clock.ts';
 import type { PricingDeps, SolCostEstimator } from '../../../quotes/pricing.ts';
 import type { ConfirmDeps } from '../../../route/confirm.ts';
 import type { PrepareDeps } from '../../../route/prepare.ts';
+import type { ReconcileDeps } from '../../../route/reconcile.ts';
 import type { RouteDeploymentStore } from '../../../store/route-deployments.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
 import type { ChangeRunner } from '../../idempotency.ts';
 import { confirmBroadcastRoute } from './confirm-broadcast.ts';
 import { createTransferRoute } from './create-transfer.ts';
 import { estimateRoute } from './estimate.ts';
+import { fundingRoutes } from './funding.ts';
 import { getTransferRoutes } from './get-transfer.ts';
 import { listTransfersRoute } from './list-transfers.ts';
 import { prepareRoute } from './prepare.ts';
 
 export type TransferRouteDeps = PricingDeps &
   PrepareDeps &
-  ConfirmDeps & {
+  ConfirmDeps &
+  ReconcileDeps & {
     transfers: TransferStore;
     routes: RouteDeploymentStore;
     solCosts: SolCostEstimator;
@@ -32,4 +35,5 @@ export async function transferRoutes(app: FastifyInstance, deps: TransferRouteDe
   await app.register(getTransferRoutes, deps);
   await app.register(prepareRoute, deps);
   await app.register(confirmBroadcastRoute, deps);
+  await app.register(fundingRoutes, deps);
 }
