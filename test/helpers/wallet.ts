@@ -44,18 +44,21 @@ export interface BroadcastSignatures {
 
 /**
  * Signs and broadcasts a bundle's groups in order, as an integrator's wallet does, stopping after
- * `through` when given. Answers the signatures of what was sent.
+ * `through` when given (`skipPreflight` lets a failing transaction land). Answers the signatures
+ * of what was sent.
  */
 export async function broadcastBundle(
   chain: TransactionSender,
   wallet: KeyPairSigner,
   bundle: Bundle,
-  options: { through?: Group } = {},
+  options: { through?: Group; skipPreflight?: boolean } = {},
 ): Promise<BroadcastSignatures> {
   const sent: BroadcastSignatures = { routeInitSignatures: [] };
   const send = async (base64: string) => {
     const signed = await signAsWallet(wallet, base64);
-    await chain.sendTransaction(getBase64EncodedWireTransaction(signed) as Base64EncodedWireTransaction);
+    await chain.sendTransaction(getBase64EncodedWireTransaction(signed) as Base64EncodedWireTransaction, {
+      skipPreflight: options.skipPreflight ?? false,
+    });
     return getSignatureFromTransaction(signed);
   };
   if (bundle.keeperFundingTx) sent.keeperFundingSignature = await send(bundle.keeperFundingTx);

@@ -161,4 +161,217 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
       assert.equal(again.preparedTxs.resume.nothingToDo, true);
     });
   }
+
+  test('an interrupted broadcast resumes through prepare: fresh blockhash, groups on chain dropped, nothing to do at the end', async () => {
+    for (const through of ['keeperFunding', 'routeInit', 'orchestratorInit'] as const) {
+      const route = await quote({ hops: 10 });
+      const first = await prepare(route.transfer.id);
+      const sent = await broadcastBundle(t.chain.chain, route.source, first.preparedTxs, { through });
+      t.clock.advance(2_000);
+      const resumed = (await prepare(route.transfer.id)).preparedTxs;
+      assert.notEqual(resumed.recentBlockhash, first.preparedTxs.recentBlockhash, through);
+      assert.equal(resumed.keeperFundingTx, null, through);
+      assert.equal(resumed.resume.keeperAlreadyFunded, true);
+      const routeSent = through !== 'keeperFunding';
+      assert.deepEqual(resumed.routeInitTxs.length, routeSent ? 0 : first.preparedTxs.routeInitTxs.length);
+      assert.equal(resumed.resume.routeAlreadyDeployed, routeSent);
+      assert.equal(resumed.resume.existingHopCount, routeSent ? 10 : 0);
+      assert.equal(resumed.orchestratorInitTx === null, through === 'orchestratorInit', through);
+      assert.equal(resumed.resume.orchestratorAlreadyInitialized, through === 'orchestratorInit');
+      assert.equal(resumed.sessionInitTxs.length, 1);
+      assert.deepEqual(resumed.resume.completedStepIndices, []);
+
+      const rest = await broadcastBundle(t.chain.chain, route.source, resumed);
+      const final = await confirm(route.transfer.id, {
+        keeperFundingSignature: sent.keeperFundingSignature,
+        routeInitSignatures: [...sent.routeInitSignatures, ...rest.routeInitSignatures],
+        orchestratorInitSignature: sent.orchestratorInitSignature ?? rest.orchestratorInitSignature,
+        sessionInitSignatures: rest.sessionInitSignatures,
+      });
+      assert.equal(final.json().transfer.status, 'processing', `${through}: ${final.body}`);
+      const done = (await prepare(route.transfer.id)).preparedTxs;
+      assert.equal(done.resume.nothingToDo, true);
+      assert.deepEqual(done.resume.completedStepIndices, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    }
+  });
+
+  test('a route whose creation landed but not its other hops resumes with the hops registered on chain', async () => {
+    const route = await quote({ hops: 10 });
+    const { preparedTxs } = await prepare(route.transfer.id);
+    assert.equal(preparedTxs.routeInitTxs.length, 2, 'CreateRoute with five hops, then AddHops');
+    const sent = await broadcastBundle(
+      t.chain.chain,
+      route.source,
+      { ...preparedTxs, routeInitTxs: preparedTxs.routeInitTxs.slice(0, 1) },
+      { through: 'routeInit' },
+    );
+    const partial = await confirm(route.transfer.id, sent);
+    assert.equal(partial.statusCode, 200, partial.body);
+    assert.equal(
+      partial.json().transfer.status,
+      'awaiting_signature',
+      'unchanged until everything is on chain',
+    );
+    assert.equal(partial.json().transfer.phase, 'deploying');
+    const resumed = (await prepare(route.transfer.id)).preparedTxs;
+    assert.equal(resumed.routeInitTxs.length, 1);
+    assert.equal(resumed.resume.existingHopCount, 6, 'the route with its first five intermediate accounts');
+    assert.equal(resumed.resume.routeAlreadyDeployed, false);
+    const rest = await broadcastBundle(t.chain.chain, route.source, resumed);
+    const final = await confirm(route.transfer.id, {
+      ...rest,
+      keeperFundingSignature: sent.keeperFundingSignature,
+      routeInitSignatures: [...sent.routeInitSignatures, ...rest.routeInitSignatures],
+    });
+    assert.equal(final.json().transfer.status, 'processing', final.body);
+    assert.equal(final.json().transfer.signatures.routeInit.length, 2);
+  });
+
+  test('confirm-broadcast refuses what it cannot verify, and changes nothing then', async () => {
+    const route = await quote({ hops: 3 });
+    const early = await confirm(route.transfer.id, { routeInitSignatures: [] });
+    assert.equal(early.statusCode, 409);
+    assert.equal(early.json().error.code, 'MH_035', 'nothing prepared yet');
+
+    const { preparedTxs } = await prepare(route.transfer.id);
+    const other = await quote({ hops: 3 });
+    const otherBundle = (await prepare(other.transfer.id)).preparedTxs;
+    const otherSent = await broadcastBundle(t.chain.chain, other.source, otherBundle);
+    const airdrop = await t.chain.cheats.airdrop(route.source.address, 1_000_000n);
+    const neverSent = (
+      await broadcastBundle({ sendTransaction: async () => '' as never }, route.source, preparedTxs, {
+        through: 'keeperFunding',
+      })
+    ).keeperFundingSignature!;
+
+    const refused = async (body: object, status: number, code: string, param: string) => {
+      const response = await confirm(route.transfer.id, body);
+      assert.equal(response.statusCode, status, response.body);
+      assert.deepEqual([response.json().error.code, response.json().error.param], [code, param]);
+    };
+    await refused(
+      { keeperFundingSignature: neverSent, routeInitSignatures: [] },
+      404,
+      'MH_036',
+      'keeperFundingSignature',
+    );
+    await refused(
+      { keeperFundingSignature: otherSent.keeperFundingSignature, routeInitSignatures: [] },
+      422,
+      'MH_038',
+      'keeperFundingSignature',
+    );
+    await refused(
+      { keeperFundingSignature: airdrop, routeInitSignatures: [] },
+      422,
+      'MH_038',
+      'keeperFundingSignature',
+    );
+
+    const funding = await broadcastBundle(t.chain.chain, route.source, preparedTxs, {
+      through: 'keeperFunding',
+    });
+    // The session transaction sent before its route exists lands, and fails.
+    const failed = await broadcastBundle(
+      t.chain.chain,
+      route.source,
+      { ...preparedTxs, keeperFundingTx: null, routeInitTxs: [], orchestratorInitTx: null },
+      { skipPreflight: true },
+    );
+    await refused(
+      { routeInitSignatures: otherSent.routeInitSignatures },
+      400,
+      'MH_039',
+      'keeperFundingSignature',
+    );
+    const withFunding = { keeperFundingSignature: funding.keeperFundingSignature };
+    await refused(
+      { ...withFunding, routeInitSignatures: [], sessionInitSignatures: failed.sessionInitSignatures },
+      422,
+      'MH_037',
+      'sessionInitSignatures[0]',
+    );
+    await refused(
+      { ...withFunding, routeInitSignatures: [airdrop] },
+      422,
+      'MH_038',
+      'routeInitSignatures[0]',
+    );
+    await refused(
+      { ...withFunding, routeInitSignatures: otherSent.routeInitSignatures },
+      422,
+      'MH_038',
+      'routeInitSignatures[0]',
+    );
+    await refused(
+      { ...withFunding, routeInitSignatures: ['not-a-signature'] },
+      400,
+      'MH_016',
+      'routeInitSignatures.0',
+    );
+    const unchanged = (await caller.get(`/api/v1/transfers/${route.transfer.id}`)).json();
+    assert.equal(unchanged.status, 'awaiting_signature');
+    assert.equal(unchanged.phase, 'quoted', 'no refused call recorded anything');
+
+    // The real thing (the failed session transaction is rebuilt by a new prepare), then the same
+    // report again: answered with the transfer, no second takeover.
+    t.clock.advance(2_000);
+    const rebuilt = (await prepare(route.transfer.id)).preparedTxs;
+    assert.equal(rebuilt.keeperFundingTx, null);
+    const rest = await broadcastBundle(t.chain.chain, route.source, rebuilt);
+    const body = { ...rest, ...withFunding };
+    const taken = await confirm(route.transfer.id, body);
+    assert.equal(taken.json().transfer?.status, 'processing', taken.body);
+    const replayed = await confirm(route.transfer.id, body);
+    assert.equal(replayed.statusCode, 200);
+    assert.equal(replayed.json().transfer.status, 'processing');
+    const takeovers = await t.database.db.query(
+      `SELECT count(*)::int AS n FROM events WHERE transfer_id = $1 AND type = 'transfer.processing'`,
+      [route.transfer.id],
+    );
+    assert.deepEqual(takeovers.rows, [{ n: 1 }]);
+  });
+
+  test('an expired quote is MH_034 for prepare and confirm-broadcast', async () => {
+    const route = await quote({ hops: 3 });
+    const { preparedTxs } = await prepare(route.transfer.id);
+    const sent = await broadcastBundle(t.chain.chain, route.source, preparedTxs, {
+      through: 'keeperFunding',
+    });
+    t.clock.advance(16 * 60_000);
+    const late = await caller.post(`/api/v1/transfers/${route.transfer.id}/prepare`);
+    assert.equal(late.statusCode, 410);
+    assert.equal(late.json().error.code, 'MH_034');
+    const lateConfirm = await confirm(route.transfer.id, { ...sent });
+    assert.equal(lateConfirm.statusCode, 410, lateConfirm.body);
+    assert.equal(lateConfirm.json().error.code, 'MH_034');
+  });
+
+  test('a source that cannot pay gets MH_016 naming what is short, before any bundle', async () => {
+    const poor = await quote({ hops: 3 });
+    await t.chain.cheats.setTokenAccount(poor.source.address, usdc, { amount: 1n });
+    const tokensShort = await caller.post(`/api/v1/transfers/${poor.transfer.id}/prepare`);
+    assert.equal(tokensShort.statusCode, 400);
+    assert.equal(tokensShort.json().error.code, 'MH_016');
+    assert.equal(tokensShort.json().error.param, 'sourceOwner');
+    assert.match(tokensShort.json().error.message, /holds 1 base units .* needs 250000000/);
+
+    const broke = await quote({ hops: 3 });
+    const wallet = await generateKeyPairSigner();
+    await t.chain.cheats.airdrop(wallet.address, 1_000_000n);
+    const created = await caller.post('/api/v1/transfers', {
+      tokenMint: usdc,
+      amountRaw: '250000000',
+      amountTokens: '250',
+      hops: 3,
+      tokenPriceUsd: 1,
+      sourceOwner: wallet.address,
+      recipientWallet: broke.recipient,
+    });
+    const lamportsShort = await caller.post(`/api/v1/transfers/${created.json().id}/prepare`);
+    assert.equal(lamportsShort.json().error.code, 'MH_016');
+    assert.match(lamportsShort.json().error.message, /holds 0\.001 SOL but deploying this route needs/);
+    const transfer = (await caller.get(`/api/v1/transfers/${created.json().id}`)).json();
+    assert.equal(transfer.status, 'quote', 'no bundle handed out');
+  });
 });

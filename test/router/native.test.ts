@@ -347,7 +347,11 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
         // wrapped-SOL account that comes back within the deployment.
         assert.equal(
           estimate.refundableLamports,
-          reclaimed.lamports - reclaimed.keeperLamports + rent(env, 0) + 5000n + (native ? rent(env, 165) : 0n),
+          reclaimed.lamports -
+            reclaimed.keeperLamports +
+            rent(env, 0) +
+            5000n +
+            (native ? rent(env, 165) : 0n),
           `refundable lamports (native: ${native})`,
         );
       }
