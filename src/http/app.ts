@@ -58,6 +58,8 @@ export interface AppConfig {
   webhookPolicy: WebhookNetworkPolicy;
   /** The reachability ping's timeout when registering an endpoint (5 s unless tests shorten it). */
   webhookPingTimeoutMs?: number;
+  /** How often funding/confirm looks at the chain while it waits (1 s unless tests shorten it). */
+  fundingPollMs?: number;
 }
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
@@ -272,6 +274,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         programAddress: deps.platform.programAddress,
         routes: deps.store.routes,
         db: deps.db,
+        ...(deps.config.fundingPollMs ? { fundingPollMs: deps.config.fundingPollMs } : {}),
         priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
       });
       await api.register(webhookRoutes, {

@@ -18,6 +18,7 @@ import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
+import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -34,6 +35,8 @@ export interface TestApp {
   chain: LocalChain;
   /** The platform on that chain: router deployed, wallets funded, config initialised (unless asked otherwise). */
   platform: Platform;
+  /** The deployment reconciler over this app's store and chain (not running: call `runOnce`). */
+  reconciler: ReturnType<typeof createDeploymentReconciler>;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
   /** Creates an API key for an integration (through the admin API). */
@@ -173,6 +176,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     chain,
     platform,
+    reconciler: createDeploymentReconciler({
+      db,
+      chain: chain.chain,
+      routes: store.routes,
+      programAddress: platform.programAddress,
+      clock,
+      log: pino({ level: 'silent' }),
+    }),
     createIntegration: (settings) =>
       adminPost('/admin/v1/integrations', {
         name: `integration-${randomBytes(3).toString('hex')}`,

@@ -25,6 +25,7 @@ export type TransferRouteDeps = PricingDeps &
     runChange: ChangeRunner;
     clock: Clock;
     quoteTtlMs: number;
+    fundingPollMs?: number;
   };
 
 /** Every `/transfers` endpoint. */
