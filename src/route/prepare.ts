@@ -101,12 +101,6 @@ export interface PreparedBundle {
   };
 }
 
-/** Where the fees of this many kinds of transaction are paid from: the source wallet. */
-interface Costs {
-  lamports: bigint;
-  items: string[];
-}
-
 const tokenDecoder = getTokenDecoder();
 
 /** Percentile `p` (0..1) of some prices, 0 when there are none. */
@@ -449,7 +443,8 @@ async function assertAffordable(
     rent(ORCHESTRATOR_ACCOUNT_SIZE),
     rent(STEP_ACCOUNT_SIZE),
   ]);
-  const costs: Costs = { lamports: 0n, items: [] };
+  // What the source pays for the bundle, and in words what it pays for.
+  const costs = { lamports: 0n, items: [] as string[] };
   const add = (lamports: bigint, item: string) => {
     if (lamports === 0n) return;
     costs.lamports += lamports;
