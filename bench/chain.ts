@@ -1,6 +1,7 @@
 // Bench of the local chain: sustained rate of confirmed SOL transfers and of getAccountInfo through
 // the JSON-RPC endpoint (run as `npm run localnet` runs it, in its own process), beside LiteSVM
-// called in process through its public API, which is the limit the endpoint can approach.
+// called in process through its public API, which is the limit the endpoint can approach, and the
+// service's own chain client (createRpcChain) calling the embedded endpoint one call at a time.
 //
 // Every measured run is preceded by an untimed warm-up of the same kind (--warmup transfers, a tenth
 // of --reads reads), so that each figure is a sustained rate and not a start-up one.
@@ -16,6 +17,7 @@ import {
   type Blockhash,
   createTransactionMessage,
   generateKeyPairSigner,
+  getAddressEncoder,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
   getTransactionEncoder,
@@ -30,7 +32,6 @@ import {
 import { getTransferSolInstruction } from '@solana-program/system';
 import { LiteSVM } from 'litesvm';
 import { FailedTransactionMetadata, LiteSvm } from 'litesvm/dist/internal.js';
-import { decodeBase58Exact } from '../src/chain/base58.ts';
 import { startLocalChain } from '../src/chain/local/start.ts';
 
 const { values: args } = parseArgs({
@@ -198,7 +199,8 @@ async function benchInProcess() {
   svm.setBlockhashCheck(false);
   svm.setTransactionHistory(0n);
   const payers = await Promise.all(Array.from({ length: PAYERS }, () => generateKeyPairSigner()));
-  for (const payer of payers) svm.airdrop(decodeBase58Exact(payer.address, 32) as Uint8Array, 1000n * SOL);
+  const keyOf = (address: Address) => new Uint8Array(getAddressEncoder().encode(address));
+  for (const payer of payers) svm.airdrop(keyOf(payer.address), 1000n * SOL);
   const to = (await generateKeyPairSigner()).address;
   const rawSend = (txs: SignedTransfer[]) => {
     for (const tx of txs) {
@@ -207,7 +209,7 @@ async function benchInProcess() {
     }
   };
   const rawTransfers = await timeTransfers(payers, to, svm.latestBlockhash(), rawSend);
-  const key = decodeBase58Exact(payers[0]?.address as string, 32) as Uint8Array;
+  const key = keyOf(payers[0]?.address as Address);
   const rawReads = timeReads(() => svm.getAccount(key));
 
   // LiteSVM's public (kit-typed) API: what a program calling LiteSVM in process uses.
@@ -222,8 +224,9 @@ async function benchInProcess() {
   const wrappedTransfers = await timeTransfers(payers, to, wrapped.latestBlockhash(), wrappedSend);
   const wrappedReads = timeReads(() => wrapped.getAccount(payers[0]?.address as Address));
 
-  // The chain interface in process: the ledger's checks and records included.
-  const local = await startLocalChain({ serve: false });
+  // The service's chain interface: the RPC client calling the embedded endpoint in the same
+  // process, one call at a time (the ledger's checks and records included).
+  const local = await startLocalChain({ rpcPort: 0 });
   for (const payer of payers) await local.cheats.airdrop(payer.address, 1000n * SOL);
   const { blockhash } = await local.chain.getLatestBlockhash();
   const chainTransfers = await timeTransfers(payers, to, blockhash, async (txs) => {
@@ -371,7 +374,7 @@ const rows = [
     share(inProcess.rawTransfers, inProcess.wrappedTransfers),
   ],
   [
-    'SOL transfers, chain interface in process',
+    'SOL transfers, chain interface (RPC client, one process, one call at a time)',
     inProcess.chainTransfers,
     share(inProcess.chainTransfers, inProcess.wrappedTransfers),
   ],
@@ -392,7 +395,7 @@ const rows = [
     share(inProcess.rawReads, inProcess.wrappedReads),
   ],
   [
-    'getAccountInfo, chain interface in process',
+    'getAccountInfo, chain interface (RPC client, one process, one call at a time)',
     inProcess.chainReads,
     share(inProcess.chainReads, inProcess.wrappedReads),
   ],

@@ -32,6 +32,7 @@ import { createStore } from './store/index.ts';
 import { migrate } from './store/migrate.ts';
 import { createSecretBox, parseEncryptionKey, type SecretBox } from './store/secret-box.ts';
 import { createWebhookSender } from './webhooks/sender.ts';
+import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
@@ -219,6 +220,14 @@ export async function startService(
     const workers = roles.workers
       ? [
           createExpiryWorker({ transfers: store.transfers, clock, log: logger.child({ worker: 'expiry' }) }),
+          createDeploymentReconciler({
+            db,
+            chain: chain.chain,
+            routes: store.routes,
+            programAddress: platform.programAddress,
+            clock,
+            log: logger.child({ worker: 'deployment-reconciler' }),
+          }),
           createHousekeepingWorker({
             retention: store.retention,
             clock,
@@ -294,6 +303,8 @@ export async function startService(
           priorityFeeMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
         }),
         webhookSender: sender,
+        chain: chain.chain,
+        priorityFeeFloorMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
         platform,
         platformAdmin,
         readinessChecks: [

@@ -25,7 +25,7 @@ const store = createStore(db, {
   idempotencyTtlMs: 0,
   secrets: createSecretBox(randomBytes(32)),
 });
-const chain = await startLocalChain({ serve: false });
+const chain = await startLocalChain({ rpcPort: 0 });
 const owner = { integrationId: Number(process.env.BENCH_INTEGRATION_ID), mode: 'test' as const };
 const auth: AuthContext = {
   apiKeyId: 0,

@@ -1,15 +1,21 @@
-// Decoding of mints and token accounts from raw accounts, shared by both chain implementations.
-import type { Address, EncodedAccount } from '@solana/kit';
-import { encodeBase58 } from './base58.ts';
+// Decoding of mints and token accounts from the raw accounts the RPC client reads.
+import { type EncodedAccount, getAddressDecoder } from '@solana/kit';
 import { ChainError } from './errors.ts';
-import { keyOfAddress } from './keys.ts';
-import { isMintData, isTokenAccountData, isTokenProgramKey, readMint, readTokenAccount } from './spl.ts';
+import {
+  isMintData,
+  isTokenAccountData,
+  readMint,
+  readTokenAccount,
+  TOKEN_2022_PROGRAM,
+  TOKEN_PROGRAM,
+} from './spl.ts';
 import type { MintInfo, TokenAccountInfo } from './types.ts';
 
-const asAddress = (bytes: Uint8Array) => encodeBase58(bytes) as Address;
+const addressDecoder = getAddressDecoder();
+const asAddress = (bytes: Uint8Array) => addressDecoder.decode(bytes);
 
 function tokenProgramOwned(account: EncodedAccount): boolean {
-  return isTokenProgramKey(keyOfAddress(account.programAddress));
+  return account.programAddress === TOKEN_PROGRAM || account.programAddress === TOKEN_2022_PROGRAM;
 }
 
 /** Decodes a mint; CHAIN_INVALID_ACCOUNT when the account is not an initialized mint. */

@@ -9,7 +9,7 @@ const DIGIT_VALUE = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DIGIT_VALUE[ALPHABET.charCodeAt(i)] = i;
 
 /** Encodes bytes as base58 text. */
-export function encodeBase58(bytes: Uint8Array): string {
+export function encodeBase58(bytes: ArrayLike<number>): string {
   let zeros = 0;
   while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
   // Feed two bytes per step: a limb times 65536 plus carry still stays below 2^53.

@@ -1,9 +1,10 @@
 import type { Address } from '@solana/kit';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../domain/route.ts';
 import type { SolCosts } from '../domain/sol-costs.ts';
 import { ChainError } from './errors.ts';
 import { isNativeMint } from './router/accounts.ts';
-import { LAMPORTS_PER_SIGNATURE, routeFootprint } from './router/footprint.ts';
+import { routeFootprint } from './router/footprint.ts';
 import type { MintReader, RentReader } from './types.ts';
 
 const RENT_CACHE_MS = 10 * 60_000;
@@ -103,8 +104,8 @@ export function createSolCostEstimator(deps: {
       );
       const orchestratorRentLamports = rentOf(footprint.orchestratorAccountSize);
       const tokenAccountRent = rentOf(footprint.tokenAccountSize);
-      const priorityFeesLamports =
-        (BigInt(footprint.computeUnits) * deps.priorityFeeMicroLamportsPerCu + 999_999n) / 1_000_000n;
+      const price = deps.priorityFeeMicroLamportsPerCu;
+      const priorityFeesLamports = priorityFeeLamports(footprint.computeUnits, price);
       return {
         breakdown: {
           routeInitRentLamports,
@@ -117,7 +118,9 @@ export function createSolCostEstimator(deps: {
         refundableLamports:
           routeInitRentLamports +
           orchestratorRentLamports +
-          tokenAccountRent * BigInt(footprint.refundableTokenAccounts),
+          tokenAccountRent * BigInt(footprint.refundableTokenAccounts) +
+          LAMPORTS_PER_SIGNATURE * BigInt(footprint.refundableSignatures) +
+          priorityFeeLamports(footprint.refundableComputeUnits, price),
       };
     },
   };

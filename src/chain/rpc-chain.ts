@@ -11,6 +11,7 @@ import {
   createDefaultRpcTransport,
   createSolanaRpcFromTransport,
   type EncodedAccount,
+  getBase58Decoder,
   isSolanaError,
   type Lamports,
   type RpcTransport,
@@ -19,7 +20,6 @@ import {
   type TransactionError,
 } from '@solana/kit';
 import { accountNotFound, decodeMintAccount, decodeTokenAccount } from './accounts.ts';
-import { encodeBase58 } from './base58.ts';
 import { ChainError, type ChainErrorCode } from './errors.ts';
 import type {
   CallOptions,
@@ -211,7 +211,7 @@ function wireBase64(transaction: WireTransactionInput): Base64EncodedWireTransac
 function firstSignature(transaction: WireTransactionInput): Signature {
   const bytes = typeof transaction === 'string' ? Buffer.from(transaction, 'base64') : transaction;
   // One byte of signature count (any transaction has fewer than 128 signatures), then the first.
-  return encodeBase58(bytes.subarray(1, 65)) as Signature;
+  return getBase58Decoder().decode(bytes.subarray(1, 65)) as Signature;
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -480,6 +480,14 @@ export function createRpcChain(options: RpcChainOptions): Chain {
         preTokenBalances: (meta?.preTokenBalances ?? []).map(tokenBalance),
         postTokenBalances: (meta?.postTokenBalances ?? []).map(tokenBalance),
       };
+    },
+    async getRecentPrioritizationFees(addresses, o) {
+      const fees = await call(
+        'getRecentPrioritizationFees',
+        (abortSignal) => rpc.getRecentPrioritizationFees(addresses).send({ abortSignal }),
+        o,
+      );
+      return fees.map(({ slot, prioritizationFee }) => ({ slot, prioritizationFee }));
     },
     async sendTransaction(transaction, o) {
       const wire = wireBase64(transaction);

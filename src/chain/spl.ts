@@ -23,11 +23,6 @@ export function isTokenProgramBytes(key: Uint8Array): boolean {
   return TOKEN_PROGRAM_BYTES.equals(key) || TOKEN_2022_PROGRAM_BYTES.equals(key);
 }
 
-/** Whether the owner key (see keys.ts) is one of the two token programs. */
-export function isTokenProgramKey(ownerKey: string): boolean {
-  return ownerKey === TOKEN_PROGRAM_KEY || ownerKey === TOKEN_2022_PROGRAM_KEY;
-}
-
 /** Reads a little-endian u64. */
 export function readU64(data: Uint8Array, at: number): bigint {
   const view = new DataView(data.buffer, data.byteOffset + at, 8);

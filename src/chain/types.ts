@@ -1,7 +1,7 @@
 // The chain interface the service codes against. Each capability is its own small interface, so a
 // caller asks only for what it needs (`deps: { chain: MintReader & RentReader }`), and tests can
-// hand it any object that has those methods. `Chain` is all of them together; two implementations
-// exist: createRpcChain (any Solana JSON-RPC endpoint) and the in-process LiteSVM chain.
+// hand it any object that has those methods. `Chain` is all of them together, implemented by
+// createRpcChain over any Solana JSON-RPC endpoint, the embedded local chain's included.
 //
 // Every method takes an AbortSignal; every failure is a ChainError (see errors.ts).
 import type {
@@ -11,6 +11,7 @@ import type {
   Commitment,
   EncodedAccount,
   Lamports,
+  MicroLamports,
   Signature,
   TransactionError,
 } from '@solana/kit';
@@ -181,6 +182,25 @@ export interface SendOptions extends CallOptions {
   preflightCommitment?: Commitment;
 }
 
+/** The lowest prioritization fee paid in one recent slot, as `getRecentPrioritizationFees` lists it. */
+export interface RecentPrioritizationFee {
+  slot: bigint;
+  /** Micro-lamports per compute unit. */
+  prioritizationFee: MicroLamports;
+}
+
+/** Reads recent prioritization fees, to price a transaction's compute units. */
+export interface PriorityFeeReader {
+  /**
+   * The fees of the recent slots the node remembers (up to 150), counting only transactions that
+   * lock every one of `addresses` (at most 128) as writable, or any transaction when it is empty.
+   */
+  getRecentPrioritizationFees(
+    addresses: readonly Address[],
+    options?: CallOptions,
+  ): Promise<RecentPrioritizationFee[]>;
+}
+
 /** Sends signed transactions. */
 export interface TransactionSender {
   /**
@@ -220,5 +240,6 @@ export type Chain = MintReader &
   ClockReader &
   SignatureStatusReader &
   TransactionReader &
+  PriorityFeeReader &
   TransactionSender &
   TransactionSimulator;

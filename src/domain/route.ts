@@ -1,5 +1,3 @@
-import type { TransferPhase, TransferStatus } from './transfer.ts';
-
 /** Solana's base fee per signature. */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
 
@@ -56,30 +54,4 @@ export function keeperFundingLamports(input: {
   const perHop =
     LAMPORTS_PER_SIGNATURE + priorityFeeLamports(input.hopComputeUnitLimit, input.microLamportsPerCu);
   return input.rentExemptMinimum + perHop * BigInt(input.hops + 1);
-}
-
-/**
- * The status a phase shows (decisions, "Status and phase"). `quoted` is `quote` until a bundle
- * was prepared, `awaiting_signature` after.
- */
-export function statusOfPhase(phase: TransferPhase, prepared: boolean): TransferStatus {
-  switch (phase) {
-    case 'quoted':
-      return prepared ? 'awaiting_signature' : 'quote';
-    case 'funding':
-    case 'deploying':
-      return 'awaiting_signature';
-    case 'executing':
-      return 'processing';
-    case 'settled':
-    case 'reclaimed':
-      return 'completed';
-    case 'failed':
-    case 'recoverable':
-      return 'failed';
-    case 'rescued':
-      return 'refunded';
-    case 'expired':
-      return 'expired';
-  }
 }

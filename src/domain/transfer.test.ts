@@ -14,13 +14,14 @@ test('a quote is expired from expiresAt on, and only while still a quote', () =>
   const expiresAt = new Date('2026-06-01T12:15:00Z');
   assert.equal(isExpiredQuote({ status: 'quote', expiresAt }, new Date('2026-06-01T12:14:59.999Z')), false);
   assert.equal(isExpiredQuote({ status: 'quote', expiresAt }, expiresAt), true);
+  assert.equal(isExpiredQuote({ status: 'awaiting_signature', expiresAt }, expiresAt), true);
   assert.equal(isExpiredQuote({ status: 'processing', expiresAt }, new Date('2026-06-02T00:00:00Z')), false);
 });
 
 test('using an expired transfer is MH_034, before or after the worker marked it', () => {
   const expiresAt = new Date('2026-06-01T12:15:00Z');
   const late = new Date('2026-06-01T12:16:00Z');
-  for (const status of ['quote', 'expired'] as const) {
+  for (const status of ['quote', 'awaiting_signature', 'expired'] as const) {
     assert.throws(
       () => assertNotExpired({ id: 7, status, expiresAt }, late),
       (error: unknown) => error instanceof AppError && error.code === 'MH_034' && error.status === 410,

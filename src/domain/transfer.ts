@@ -1,6 +1,7 @@
 import type { Address } from '@solana/kit';
 import type { KeyMode } from './api-keys.ts';
 import { AppError } from './errors.ts';
+import type { RouteSchedule } from './route.ts';
 
 /** Status values of the API. */
 export const TRANSFER_STATUSES = [
@@ -72,6 +73,24 @@ export interface TransferSignatures {
   hops: string[];
 }
 
+/**
+ * A transfer's route once a bundle was prepared: its address, its own keeper and the keeper's
+ * funding, what the source reported, and the schedule read back from the chain at takeover.
+ */
+export interface RouteRecord {
+  address: Address;
+  keeper: Address;
+  keeperFundingLamports: bigint;
+  /** The compute-unit price the keeper's funding pays each hop at. */
+  hopPriorityMicroLamports: bigint;
+  /** A prepared bundle asked the source to fund the keeper (so its signature must be reported). */
+  keeperFundingInBundle: boolean;
+  keeperFundingSignature: string | null;
+  orchestratorSignature: string | null;
+  preparedAt: Date;
+  schedule: RouteSchedule | null;
+}
+
 /** A transfer as the service knows it. Money in bigint base units. */
 export interface Transfer {
   id: number;
@@ -106,12 +125,40 @@ export interface Transfer {
   lastError: LastError | null;
   recovery: Recovery | null;
   signatures: TransferSignatures;
+  /** Null until the first prepare. */
+  route: RouteRecord | null;
   quotedAt: Date;
   expiresAt: Date;
   depositReceivedAt: Date | null;
   completedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/**
+ * The status a phase shows (decisions, "Status and phase"). `quoted` is `quote` until a bundle
+ * was prepared, `awaiting_signature` after.
+ */
+export function statusOfPhase(phase: TransferPhase, prepared: boolean): TransferStatus {
+  switch (phase) {
+    case 'quoted':
+      return prepared ? 'awaiting_signature' : 'quote';
+    case 'funding':
+    case 'deploying':
+      return 'awaiting_signature';
+    case 'executing':
+      return 'processing';
+    case 'settled':
+    case 'reclaimed':
+      return 'completed';
+    case 'failed':
+    case 'recoverable':
+      return 'failed';
+    case 'rescued':
+      return 'refunded';
+    case 'expired':
+      return 'expired';
+  }
 }
 
 /** Phases in which `recovery` is reported (decision C1); null in every other phase. */
@@ -128,9 +175,15 @@ export function reportsRecovery(phase: TransferPhase): boolean {
   return RECOVERY_PHASES.has(phase);
 }
 
-/** A quote expires once `expiresAt` has passed while nothing of it is on chain. */
+/**
+ * A quote, prepared or not, can no longer be deployed once `expiresAt` has passed (what is on
+ * chain by then is taken over, expired or made recoverable by the service).
+ */
 export function isExpiredQuote(transfer: Pick<Transfer, 'status' | 'expiresAt'>, now: Date): boolean {
-  return transfer.status === 'quote' && transfer.expiresAt.getTime() <= now.getTime();
+  return (
+    (transfer.status === 'quote' || transfer.status === 'awaiting_signature') &&
+    transfer.expiresAt.getTime() <= now.getTime()
+  );
 }
 
 /**

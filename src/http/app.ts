@@ -17,6 +17,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
+import type { Chain } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
@@ -57,6 +58,8 @@ export interface AppConfig {
   webhookPolicy: WebhookNetworkPolicy;
   /** The reachability ping's timeout when registering an endpoint (5 s unless tests shorten it). */
   webhookPingTimeoutMs?: number;
+  /** How often funding/confirm looks at the chain while it waits (1 s unless tests shorten it). */
+  fundingPollMs?: number;
 }
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
@@ -73,6 +76,10 @@ export interface AppDeps {
   prices: PriceResolver;
   mints: TransferRouteDeps['mints'];
   solCosts: TransferRouteDeps['solCosts'];
+  /** The chain the routes are deployed on. */
+  chain: Chain;
+  /** The least compute-unit price of prepared transactions (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
+  priorityFeeFloorMicroLamportsPerCu: bigint;
   webhookSender: WebhookSender;
   /** The router program, protocol config, platform keys and route settings. */
   platform: Platform;
@@ -262,6 +269,13 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         runChange: createChangeRunner(idempotency),
         clock: deps.clock,
         quoteTtlMs: deps.config.quoteTtlMs,
+        chain: deps.chain,
+        platform: deps.platform,
+        programAddress: deps.platform.programAddress,
+        routes: deps.store.routes,
+        db: deps.db,
+        ...(deps.config.fundingPollMs ? { fundingPollMs: deps.config.fundingPollMs } : {}),
+        priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
       });
       await api.register(webhookRoutes, {
         webhooks: deps.store.webhooks,

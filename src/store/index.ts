@@ -3,6 +3,7 @@ import { createDeliveryStore } from './deliveries.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
 import { createRetentionStore } from './retention.ts';
+import { createRouteDeploymentStore } from './route-deployments.ts';
 import type { SecretBox } from './secret-box.ts';
 import { createTransferStore } from './transfers.ts';
 import { createWebhookStore } from './webhooks.ts';
@@ -16,6 +17,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     integrations: createIntegrationStore(db),
     retention: createRetentionStore(db),
     transfers: createTransferStore(db),
+    routes: createRouteDeploymentStore(db, options.secrets),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {

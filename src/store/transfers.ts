@@ -1,21 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { Address } from '@solana/kit';
-import type { KeyMode } from '../domain/api-keys.ts';
 import type { Owner } from '../domain/integration.ts';
 import type { NewQuote } from '../domain/quote.ts';
 import {
   FUNDING_STRATEGY,
-  type LastError,
-  type Recovery,
   supportBundleIdFrom,
   type Transfer,
-  type TransferPhase,
-  type TransferSignatures,
   type TransferStatus,
 } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import { readPage } from './paging.ts';
+import { type TransferRow, toTransfer } from './transfer-rows.ts';
 
 /** The outcome of a create: a new quote, the existing one for a repeated externalId, or a conflict. */
 export type CreateQuoteResult =
@@ -29,112 +24,6 @@ export interface TransferFilters {
   toDate?: Date | undefined;
   externalId?: string | undefined;
   supportBundleId?: string | undefined;
-}
-
-type TransferRow = {
-  id: string;
-  integration_id: string;
-  mode: KeyMode;
-  external_id: string | null;
-  support_bundle_id: string;
-  create_fingerprint: Uint8Array;
-  token_mint: Address;
-  token_symbol: string | null;
-  token_decimals: number;
-  amount_raw: string;
-  amount_tokens: string;
-  source_owner: Address;
-  recipient_wallet: Address;
-  funding_strategy: string;
-  hops: number;
-  arrival_seconds: number;
-  token_price_usd: string;
-  price_source: string;
-  usd_equivalent: number;
-  pricing_tier: string;
-  percent_fee_bps: number;
-  percent_fee_raw: string;
-  integrator_percent_share_raw: string;
-  net_delivered_raw: string;
-  flat_fee_lamports_per_hop: string;
-  total_flat_fee_lamports: string;
-  integrator_flat_share_lamports: string;
-  status: TransferStatus;
-  phase: TransferPhase;
-  hops_completed: number;
-  last_error: { code: string; message: string; at: string } | null;
-  recovery: {
-    canRescue: boolean;
-    rescuableLamports: string;
-    rescuableAccounts: { kind: Recovery['rescuableAccounts'][number]['kind']; lamports: string }[];
-    canReclaimRent: boolean;
-    reclaimableLamports: string;
-  } | null;
-  signatures: TransferSignatures;
-  quoted_at: Date;
-  expires_at: Date;
-  deposit_received_at: Date | null;
-  completed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-};
-
-function toTransfer(row: TransferRow): Transfer {
-  const lastError: LastError | null = row.last_error
-    ? { code: row.last_error.code, message: row.last_error.message, at: new Date(row.last_error.at) }
-    : null;
-  const recovery: Recovery | null = row.recovery
-    ? {
-        canRescue: row.recovery.canRescue,
-        rescuableLamports: BigInt(row.recovery.rescuableLamports),
-        rescuableAccounts: row.recovery.rescuableAccounts.map((account) => ({
-          kind: account.kind,
-          lamports: BigInt(account.lamports),
-        })),
-        canReclaimRent: row.recovery.canReclaimRent,
-        reclaimableLamports: BigInt(row.recovery.reclaimableLamports),
-      }
-    : null;
-  return {
-    id: Number(row.id),
-    integrationId: Number(row.integration_id),
-    mode: row.mode,
-    externalId: row.external_id,
-    supportBundleId: row.support_bundle_id,
-    tokenMint: row.token_mint,
-    tokenSymbol: row.token_symbol,
-    tokenDecimals: row.token_decimals,
-    amountRaw: BigInt(row.amount_raw),
-    amountTokens: row.amount_tokens,
-    sourceOwner: row.source_owner,
-    recipientWallet: row.recipient_wallet,
-    fundingStrategy: row.funding_strategy,
-    hops: row.hops,
-    arrivalSeconds: row.arrival_seconds,
-    tokenPriceUsd: row.token_price_usd,
-    priceSource: row.price_source,
-    usdEquivalent: row.usd_equivalent,
-    pricingTier: row.pricing_tier,
-    percentFeeBps: row.percent_fee_bps,
-    percentFeeRaw: BigInt(row.percent_fee_raw),
-    integratorPercentShareRaw: BigInt(row.integrator_percent_share_raw),
-    netDeliveredRaw: BigInt(row.net_delivered_raw),
-    flatFeeLamportsPerHop: BigInt(row.flat_fee_lamports_per_hop),
-    totalFlatFeeLamports: BigInt(row.total_flat_fee_lamports),
-    integratorFlatShareLamports: BigInt(row.integrator_flat_share_lamports),
-    status: row.status,
-    phase: row.phase,
-    hopsCompleted: row.hops_completed,
-    lastError,
-    recovery,
-    signatures: row.signatures,
-    quotedAt: row.quoted_at,
-    expiresAt: row.expires_at,
-    depositReceivedAt: row.deposit_received_at,
-    completedAt: row.completed_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }
 
 /** Inserts a quote unless its externalId (or, rarely, its support reference) is taken. */

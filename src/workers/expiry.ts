@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import type { TransferStore } from '../store/transfers.ts';
+import { runPeriodically } from './periodic.ts';
 
 /**
  * Moves quotes past `expiresAt` to `expired` (with their events). Safe to run in several
@@ -15,10 +16,6 @@ export function createExpiryWorker(deps: {
 }) {
   const intervalMs = deps.intervalMs ?? 5_000;
   const batchSize = deps.batchSize ?? 200;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-  let stopped = true;
-
   /** Expires everything due now; returns how many transfers expired. */
   async function runOnce(): Promise<number> {
     let total = 0;
@@ -31,31 +28,9 @@ export function createExpiryWorker(deps: {
     return total;
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(async () => {
-      running = runOnce().catch((error) => {
-        deps.log.error({ err: error }, 'expiry run failed');
-        return 0;
-      });
-      await running;
-      running = undefined;
-      schedule();
-    }, intervalMs);
-  }
-
-  return {
+  return runPeriodically({
     runOnce,
-    /** Runs every `intervalMs` until stopped. */
-    start() {
-      stopped = false;
-      schedule();
-    },
-    /** Stops and waits for a run in progress. */
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+    intervalMs,
+    onError: (error) => deps.log.error({ err: error }, 'expiry run failed'),
+  });
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import type { RetentionStore } from '../store/retention.ts';
+import { runPeriodically } from './periodic.ts';
 
 /**
  * Keeps the tables that only hold recent history from growing without bound: idempotency records
@@ -18,8 +19,6 @@ export function createHousekeepingWorker(deps: {
 }) {
   const intervalMs = deps.intervalMs ?? 10 * 60_000;
   const batchSize = deps.batchSize ?? 1_000;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
   let stopping = false;
 
   /** Repeats a batched delete until a batch comes back short; returns the total. */
@@ -48,28 +47,22 @@ export function createHousekeepingWorker(deps: {
     return deleted;
   }
 
-  function schedule(delayMs: number) {
-    timer = setTimeout(async () => {
-      running = runOnce().catch((error) => deps.log.error({ err: error }, 'housekeeping failed'));
-      await running;
-      running = undefined;
-      if (!stopping) schedule(intervalMs);
-    }, delayMs);
-    timer.unref();
-  }
-
-  return {
+  const worker = runPeriodically({
     runOnce,
-    /** Runs shortly after start, then every `intervalMs`, until stopped. */
+    intervalMs,
+    firstDelayMs: 5_000,
+    onError: (error) => deps.log.error({ err: error }, 'housekeeping failed'),
+  });
+  return {
+    ...worker,
     start() {
       stopping = false;
-      schedule(5_000);
+      worker.start();
     },
-    /** Stops and waits for a run in progress. */
+    /** Stops (a round in progress ends after its current batch) and waits for it. */
     async stop() {
       stopping = true;
-      clearTimeout(timer);
-      await running;
+      await worker.stop();
     },
   };
 }

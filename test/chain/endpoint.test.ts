@@ -142,6 +142,13 @@ describe('node-level methods', () => {
       slotsInEpoch: 432000,
       transactionCount: local.ledger.epochInfo().transactionCount,
     });
+    assert.deepEqual(await call('getRecentPrioritizationFees', [[TOKEN_PROGRAM]]), [
+      { prioritizationFee: 0, slot },
+    ]);
+    assert.deepEqual(
+      await callError('getRecentPrioritizationFees', [Array.from({ length: 129 }, () => TOKEN_PROGRAM)]),
+      { jsonrpc: '2.0', error: { code: -32602, message: 'Too many inputs provided; max 128' }, id: 7 },
+    );
     const health = await fetch(`${url}/health`);
     assert.equal(health.status, 200);
     assert.equal(await health.text(), 'ok');
@@ -501,6 +508,93 @@ describe('transactions', () => {
       { confirmationStatus: 'finalized', confirmations: null, err: null, slot, status: { Ok: null } },
       null,
     ]);
+  });
+
+  test('malformed, oversized and unsanitary transaction bytes are refused as validators refuse them', async () => {
+    const payer = await generateKeyPairSigner();
+    await local.cheats.airdrop(payer.address, SOL);
+    const { value: lifetime } = (await call('getLatestBlockhash')) as {
+      value: { blockhash: string; lastValidBlockHeight: number };
+    };
+    const to = (await generateKeyPairSigner()).address;
+    const transfer = (amount: bigint) =>
+      signTransaction(
+        payer,
+        [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(amount) })],
+        { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) },
+      );
+    const { bytes } = await transfer(SOL / 10n);
+    const type = 'solana_transaction::versioned::VersionedTransaction';
+    const refusal = async (wire: Uint8Array | string, method = 'sendTransaction') => {
+      const text = typeof wire === 'string' ? wire : Buffer.from(wire).toString('base64');
+      const answer = (await callError(method, [text, { encoding: 'base64' }])) as {
+        error: { code: number; message: string };
+      };
+      return answer.error;
+    };
+    const undecodable = (detail: RegExp | string) => (error: { code: number; message: string }) => {
+      assert.equal(error.code, -32602);
+      assert.ok(error.message.startsWith(`failed to deserialize ${type}: `), error.message);
+      if (typeof detail === 'string') assert.equal(error.message, `failed to deserialize ${type}: ${detail}`);
+      else assert.match(error.message, detail);
+    };
+    undecodable(/./)(await refusal(bytes.subarray(0, 100)));
+    undecodable(/./)(await refusal(bytes.subarray(0, 100), 'simulateTransaction'));
+    // The transfer's 12 bytes of data, their length before them, then the v0 message's empty
+    // list of lookup tables: the length written in two bytes where one suffices.
+    const lengthAt = bytes.length - 1 - 12 - 1;
+    assert.equal(bytes[lengthAt], 12);
+    const aliased = Uint8Array.from([
+      ...bytes.subarray(0, lengthAt),
+      12 | 0x80,
+      0,
+      ...bytes.subarray(lengthAt + 1),
+    ]);
+    undecodable('short_vec: alias encoding')(await refusal(aliased));
+    const v1 = bytes.slice();
+    assert.equal(v1[65], 0x80);
+    v1[65] = 0x81;
+    undecodable('invalid value: unsupported message version 1')(await refusal(v1));
+    // A second signature for a message that asks for one.
+    const twoSignatures = Uint8Array.from([
+      2,
+      ...bytes.subarray(1, 65),
+      ...new Uint8Array(64),
+      ...bytes.subarray(65),
+    ]);
+    assert.deepEqual(await refusal(twoSignatures), {
+      code: -32602,
+      message: 'invalid transaction: Transaction failed to sanitize accounts offsets correctly',
+    });
+    assert.deepEqual(await refusal('A'.repeat(1648)), {
+      code: -32602,
+      message: `base64 encoded ${type} too large: 1648 bytes (max: encoded/raw 1644/1232)`,
+    });
+    assert.deepEqual(await refusal(new Uint8Array(1233)), {
+      code: -32602,
+      message: `decoded ${type} too large: 1233 bytes (max: 1232 bytes)`,
+    });
+    assert.deepEqual(await callError('sendTransaction', ['1'.repeat(1684)]), {
+      jsonrpc: '2.0',
+      error: {
+        code: -32602,
+        message: `base58 encoded ${type} too large: 1684 bytes (max: encoded/raw 1683/1232)`,
+      },
+      id: 7,
+    });
+    assert.equal(((await call('getBalance', [payer.address])) as { value: number }).value, Number(SOL));
+    // Bytes after a whole transaction are ignored, as validators ignore them.
+    const padded = await transfer(SOL / 5n);
+    const landed = await call('sendTransaction', [
+      Buffer.from([...padded.bytes, 0, 0, 0]).toString('base64'),
+      { encoding: 'base64' },
+    ]);
+    assert.equal(landed, padded.signature);
+    const recorded = (await call('getTransaction', [
+      padded.signature,
+      { encoding: 'base64', maxSupportedTransactionVersion: 0 },
+    ])) as { transaction: [string, string] };
+    assert.deepEqual(recorded.transaction, [padded.base64, 'base64']);
   });
 
   test('getFeeForMessage prices a message while its blockhash lives', async () => {

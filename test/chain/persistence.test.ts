@@ -16,7 +16,7 @@ const SOL = 1_000_000_000n;
 test('a restart resumes accounts, history, blockhashes, slot and time; time never goes back', async (t) => {
   const data = await tempDir('chain-restart');
   const clock = createManualClock(new Date('2026-06-01T00:00:00Z'));
-  let local = await startLocalChain({ dataDir: data.dir, serve: false, clock, autoTick: false });
+  let local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   const payer = await generateKeyPairSigner();
   const to = (await generateKeyPairSigner()).address;
   const airdrop = await local.cheats.airdrop(payer.address, 2n * SOL);
@@ -31,7 +31,7 @@ test('a restart resumes accounts, history, blockhashes, slot and time; time neve
   await local.close();
 
   // The wall clock did not move while the chain was down; chain time must not fall back to it.
-  local = await startLocalChain({ dataDir: data.dir, serve: false, clock, autoTick: false });
+  local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   t.after(() => local.close());
   t.after(data.cleanup);
   assert.deepEqual(await local.chain.getClock(), before);
@@ -47,7 +47,7 @@ test('a restart resumes accounts, history, blockhashes, slot and time; time neve
 test('blocks keep their times across a restart; the next slot starts once the downtime is over', async (t) => {
   const data = await tempDir('chain-block-times');
   const clock = createManualClock(new Date('2026-06-01T00:00:00Z'));
-  let local = await startLocalChain({ dataDir: data.dir, serve: false, clock, autoTick: false });
+  let local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   // A tenth of the way into slot 5.
   clock.advance(slotsMs(5) + 40);
   const slot = local.ledger.slot();
@@ -56,7 +56,7 @@ test('blocks keep their times across a restart; the next slot starts once the do
   await local.close();
 
   clock.advance(3_600_000);
-  local = await startLocalChain({ dataDir: data.dir, serve: false, clock, autoTick: false });
+  local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   t.after(() => local.close());
   t.after(data.cleanup);
   assert.equal(local.ledger.slot(), slot);
@@ -74,7 +74,7 @@ test('saving is write-behind: nothing is written until a flush, then everything 
   t.after(data.cleanup);
   const local = await startLocalChain({
     dataDir: data.dir,
-    serve: false,
+    rpcPort: 0,
     autoTick: false,
     flushIntervalMs: 3_600_000,
   });
@@ -94,30 +94,30 @@ test('saving is write-behind: nothing is written until a flush, then everything 
 test('a data directory serves one chain at a time', async (t) => {
   const data = await tempDir('chain-lock');
   t.after(data.cleanup);
-  const first = await startLocalChain({ dataDir: data.dir, serve: false, autoTick: false });
-  await assert.rejects(startLocalChain({ dataDir: data.dir, serve: false, autoTick: false }), ChainDataError);
+  const first = await startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false });
+  await assert.rejects(startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false }), ChainDataError);
   await first.close();
-  const second = await startLocalChain({ dataDir: data.dir, serve: false, autoTick: false });
+  const second = await startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false });
   await second.close();
 });
 
 test('a damaged snapshot is refused rather than silently replaced', async (t) => {
   const data = await tempDir('chain-damaged');
   t.after(data.cleanup);
-  const local = await startLocalChain({ dataDir: data.dir, serve: false, autoTick: false });
+  const local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false });
   await local.close();
   const state = await readFile(join(data.dir, 'state.bin'));
   state[state.length - 10] = (state[state.length - 10] as number) ^ 0xff;
   await writeFile(join(data.dir, 'state.bin'), state);
   await assert.rejects(
-    startLocalChain({ dataDir: data.dir, serve: false, autoTick: false }),
+    startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false }),
     /fails its checksum/,
   );
 });
 
 test('what a crash leaves behind (temp files, records past the snapshot, a torn line) is dropped', async (t) => {
   const data = await tempDir('chain-crash');
-  let local = await startLocalChain({ dataDir: data.dir, serve: false, autoTick: false });
+  let local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false });
   const wallet = (await generateKeyPairSigner()).address;
   const kept = await local.cheats.airdrop(wallet, SOL);
   await local.close();
@@ -126,7 +126,7 @@ test('what a crash leaves behind (temp files, records past the snapshot, a torn 
   await appendFile(log, `${JSON.stringify({ ...line, seq: line.seq + 1, signature: 'ghost' })}\n{"seq":`);
   await writeFile(join(data.dir, 'state.bin.tmp'), 'half a snapshot');
 
-  local = await startLocalChain({ dataDir: data.dir, serve: false, autoTick: false });
+  local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false });
   t.after(() => local.close());
   t.after(data.cleanup);
   assert.equal((await local.chain.getTransaction(kept))?.err, null);

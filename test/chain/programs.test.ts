@@ -11,7 +11,7 @@ const UPGRADEABLE_LOADER = 'BPFLoaderUpgradeab1e11111111111111111111111';
 const MEMO_V3 = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
 
 test('SPL Token, Token-2022, Associated Token Account and Memo are deployed from genesis', async (t) => {
-  const local = await startLocalChain({ serve: false, autoTick: false });
+  const local = await startLocalChain({ rpcPort: 0, autoTick: false });
   t.after(() => local.close());
   const programs = {
     TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA: UPGRADEABLE_LOADER,
@@ -34,7 +34,7 @@ test('SPL Token, Token-2022, Associated Token Account and Memo are deployed from
 test('programs given at start are deployed through the upgradeable loader, again on every start', async (t) => {
   const data = await tempDir('chain-programs');
   // Any valid SBF program will do: take the Memo program's ELF from a chain that has it.
-  const donor = await startLocalChain({ serve: false, autoTick: false });
+  const donor = await startLocalChain({ rpcPort: 0, autoTick: false });
   const elf = (await donor.chain.getAccount(MEMO_V3))?.data as Uint8Array;
   await donor.close();
   assert.deepEqual([...elf.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]);
@@ -45,7 +45,7 @@ test('programs given at start are deployed through the upgradeable loader, again
   const start = (upgradeAuthority: Address) =>
     startLocalChain({
       dataDir: data.dir,
-      serve: false,
+      rpcPort: 0,
       autoTick: false,
       programs: [{ programId, elf, upgradeAuthority }],
     });
@@ -110,7 +110,7 @@ test('programs given at start are deployed through the upgradeable loader, again
 test("the project's router artifact deploys through the same option", async (t) => {
   const elf = await readFile(new URL('../../programs/router/build/router-v0.so', import.meta.url));
   const programId = (await generateKeyPairSigner()).address;
-  const local = await startLocalChain({ serve: false, autoTick: false, programs: [{ programId, elf }] });
+  const local = await startLocalChain({ rpcPort: 0, autoTick: false, programs: [{ programId, elf }] });
   t.after(() => local.close());
   const program = await local.chain.getAccount(programId);
   assert.equal(program?.executable, true);

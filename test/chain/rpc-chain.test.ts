@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import type { Address } from '@solana/kit';
+import { type Address, getBase58Decoder } from '@solana/kit';
 import { type ChainErrorCode, isChainError } from '../../src/chain/errors.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 
@@ -136,7 +136,27 @@ test('sending bytes that already landed returns their signature', async () => {
   wire[0] = 1;
   wire.fill(7, 1, 65);
   const signature = await chainFor().sendTransaction(wire);
-  const { encodeBase58 } = await import('../../src/chain/base58.ts');
-  assert.equal(signature, encodeBase58(wire.subarray(1, 65)));
+  assert.equal(signature, getBase58Decoder().decode(wire.subarray(1, 65)));
   assert.equal(seen.length, 1);
+});
+
+test('recent prioritization fees keep every slot and fee exact, u64 values included', async () => {
+  const fees =
+    '[{"slot":348125000,"prioritizationFee":0},{"slot":348125001,"prioritizationFee":12500},' +
+    '{"slot":348125002,"prioritizationFee":18446744073709551615}]';
+  reset([
+    (_req, res, body) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"jsonrpc":"2.0","result":${fees},"id":${JSON.stringify(body.id)}}`);
+    },
+  ]);
+  assert.deepEqual(
+    await chainFor().getRecentPrioritizationFees(['Vote111111111111111111111111111111111111111' as Address]),
+    [
+      { slot: 348_125_000n, prioritizationFee: 0n },
+      { slot: 348_125_001n, prioritizationFee: 12_500n },
+      { slot: 348_125_002n, prioritizationFee: 18_446_744_073_709_551_615n },
+    ],
+  );
+  assert.deepEqual(seen, ['getRecentPrioritizationFees']);
 });

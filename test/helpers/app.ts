@@ -18,6 +18,7 @@ import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
+import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -30,10 +31,12 @@ export interface TestApp {
   database: TestDatabase;
   store: Store;
   clock: ReturnType<typeof createManualClock>;
-  /** The embedded chain the app reads (in process, following the test's clock). */
+  /** The embedded chain (following the test's clock); the app reads it through its endpoint, as the service does. */
   chain: LocalChain;
   /** The platform on that chain: router deployed, wallets funded, config initialised (unless asked otherwise). */
   platform: Platform;
+  /** The deployment reconciler over this app's store and chain (not running: call `runOnce`). */
+  reconciler: ReturnType<typeof createDeploymentReconciler>;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
   /** Creates an API key for an integration (through the admin API). */
@@ -101,7 +104,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       ? platform.admin.address
       : options.platform.upgradeAuthority;
   const chain = await startLocalChain({
-    serve: false,
+    rpcPort: 0,
     autoTick: false,
     clock,
     programs: [await localRouterDeployment(platform.programAddress, upgradeAuthority)],
@@ -146,6 +149,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     solCosts:
       options.solCosts ?? createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
     webhookSender: sender,
+    chain: chain.chain,
+    priorityFeeFloorMicroLamportsPerCu: 0n,
     platform,
     platformAdmin,
     ...(options.readinessChecks ? { readinessChecks: options.readinessChecks } : {}),
@@ -171,6 +176,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     chain,
     platform,
+    reconciler: createDeploymentReconciler({
+      db,
+      chain: chain.chain,
+      routes: store.routes,
+      programAddress: platform.programAddress,
+      clock,
+      log: pino({ level: 'silent' }),
+    }),
     createIntegration: (settings) =>
       adminPost('/admin/v1/integrations', {
         name: `integration-${randomBytes(3).toString('hex')}`,

@@ -81,6 +81,20 @@ function endpoints(): Endpoint[] {
     },
     { method: 'GET', path: '/api/v1/transfers/{transferId}', query: [] },
     { method: 'GET', path: '/api/v1/transfers/by-external/{externalId}', query: [] },
+    { method: 'POST', path: '/api/v1/transfers/{transferId}/prepare', query: [], body: {} },
+    {
+      method: 'POST',
+      path: '/api/v1/transfers/{transferId}/confirm-broadcast',
+      query: [],
+      body: { routeInitSignatures: [] },
+    },
+    { method: 'POST', path: '/api/v1/transfers/{transferId}/funding/refresh', query: [], body: {} },
+    {
+      method: 'POST',
+      path: '/api/v1/transfers/{transferId}/funding/confirm',
+      query: [],
+      body: { timeoutSeconds: 1 },
+    },
     { method: 'POST', path: '/api/v1/webhooks', query: [], body: { url: 'RECEIVER', events: '*' } },
     { method: 'GET', path: '/api/v1/webhooks', query: [] },
     { method: 'DELETE', path: '/api/v1/webhooks/{endpointId}', query: [] },
@@ -481,6 +495,21 @@ describe('fuzzed requests to every endpoint', () => {
     // handlers (and the database) rather than all stopping at the router.
     assert.ok(succeeded >= numRuns * 0.05, `${succeeded} of ${numRuns} requests succeeded`);
   };
+
+  test('every operation of the API in the OpenAPI document is fuzzed', () => {
+    const fuzzed = endpoints()
+      .filter((endpoint) => !endpoint.admin)
+      .map((endpoint) => `${endpoint.method} ${endpoint.path}`)
+      .sort();
+    const paths = (t.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
+    const documented = Object.entries(paths)
+      .filter(([path]) => path.startsWith('/api/v1/'))
+      .flatMap(([path, operations]) =>
+        Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+      )
+      .sort();
+    assert.deepEqual(fuzzed, documented);
+  });
 
   test('the public API', () => fuzz(false, 1000));
 

@@ -14,15 +14,21 @@ const SOL_MINT = 'So11111111111111111111111111111111111111112';
 const rent = (bytes: number) => (128 + bytes) * 6960;
 
 /** The SOL side the estimate must show for `hops` hops, re-derived from the program's account sizes. */
-/** The SOL side of a route; a native SOL route has no recipient token account (the last hop unwraps). */
+/**
+ * The SOL side of a route, every item counted in full: custody, the intermediate accounts, the
+ * platform's fee account for the mint, and the recipient's token account (for native SOL, whose
+ * last hop unwraps, the source's wrapped-SOL account that the bundle opens and closes again); the
+ * transaction fees include the keeper's margin of one more hop, which comes back.
+ */
 function expectedSol(hops: number, flatFee: number, mint: 'native' | 'spl') {
   const routeInit = rent(736) + hops * rent(72) + rent(0);
   const orchestrator = rent(56);
-  const ata = (mint === 'native' ? hops : hops + 1) * rent(165);
-  const addHopsTxs = Math.ceil(Math.max(0, hops - 1 - 5) / 8);
-  const signatures = 1 + (1 + addHopsTxs + (hops - 1)) + 1 + 1 + hops;
+  const ata = (hops + 2) * rent(165);
+  // A native route's CreateRoute transaction also wraps the SOL, so it creates one hop fewer.
+  const addHopsTxs = Math.ceil(Math.max(0, hops - 1 - (mint === 'native' ? 4 : 5)) / 8);
+  const signatures = 1 + (1 + addHopsTxs + (hops - 1)) + 1 + 1 + hops + 1;
   const required = routeInit + orchestrator + ata + signatures * 5000 + flatFee;
-  const refundable = routeInit + orchestrator + hops * rent(165);
+  const refundable = routeInit + orchestrator + (mint === 'native' ? hops + 1 : hops) * rent(165) + 5000;
   return {
     requiredSolUpFrontLamports: required,
     breakdown: {

@@ -41,7 +41,7 @@ async function startLocal(dataDir: string, keys: PlatformKeys, clock: ReturnType
   const platform = await createPlatform({ keys, programAddress: ROUTER_PROGRAM_ADDRESS, settings });
   const local = await startLocalChain({
     dataDir: join(dataDir, 'chain'),
-    serve: false,
+    rpcPort: 0,
     autoTick: false,
     clock,
     programs: [await localRouterDeployment(platform.programAddress, platform.admin.address)],

@@ -3,6 +3,7 @@
 // the deployment of programs at start.
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import type { Address } from '@solana/kit';
+import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
 import { findAssociatedTokenPda } from '@solana-program/token';
 import { Account, type LiteSvm } from 'litesvm/dist/internal.js';
 import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
@@ -10,7 +11,7 @@ import { keyOf } from '../keys.ts';
 import {
   isMintData,
   isTokenAccountData,
-  isTokenProgramKey,
+  isTokenProgramBytes,
   readTokenAccount,
   TOKEN_ACCOUNT_SIZE,
   type TokenAccountFields,
@@ -18,6 +19,7 @@ import {
 } from '../spl.ts';
 import { SLOTS_PER_EPOCH, type Slots } from './slots.ts';
 import { ledgerAccount, type SubmitOutcome } from './transactions.ts';
+import { encodeWireMessage, encodeWireTransaction, type WireMessage } from './wire.ts';
 
 const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
@@ -91,6 +93,8 @@ export function createCheats(options: {
   const faucet = new Uint8Array(
     createPublicKey(faucetKey).export({ format: 'der', type: 'spki' }).subarray(-32),
   );
+  const faucetAddress = encodeBase58(faucet);
+  const transferData = getTransferSolInstructionDataEncoder();
 
   function fundFaucet() {
     if ((svm.getBalance(faucet) ?? 0n) >= FAUCET_REFILL_BELOW) return;
@@ -104,30 +108,24 @@ export function createCheats(options: {
   // running number keeps two identical requests in one slot from sharing a signature.
   function airdropTransaction(to: Uint8Array, lamports: bigint): Uint8Array {
     airdropCount++;
-    const memo = Buffer.from(`airdrop ${airdropCount}`);
-    const transfer = Buffer.alloc(12);
-    transfer.writeUInt32LE(2, 0);
-    transfer.writeBigUInt64LE(lamports, 4);
-    const message = Buffer.concat([
-      Uint8Array.of(1, 0, 2, 4), // header (1 signer, 0 readonly signed, 2 readonly unsigned), 4 keys
-      faucet,
-      to,
-      addressBytes(SYSTEM_PROGRAM),
-      addressBytes(MEMO_PROGRAM),
-      addressBytes(slots.latest().blockhash),
-      Uint8Array.of(2), // 2 instructions
-      Uint8Array.of(2, 2, 0, 1, transfer.length),
-      transfer,
-      Uint8Array.of(3, 0, memo.length),
-      memo,
-    ]);
-    return Buffer.concat([Uint8Array.of(1), sign(null, message, faucetKey), message]);
+    const message: WireMessage = {
+      version: 'legacy',
+      header: { numSignerAccounts: 1, numReadonlySignerAccounts: 0, numReadonlyNonSignerAccounts: 2 },
+      staticAccounts: [faucetAddress, encodeBase58(to), SYSTEM_PROGRAM, MEMO_PROGRAM] as Address[],
+      lifetimeToken: slots.latest().blockhash,
+      instructions: [
+        { programAddressIndex: 2, accountIndices: [0, 1], data: transferData.encode({ amount: lamports }) },
+        { programAddressIndex: 3, data: Buffer.from(`airdrop ${airdropCount}`) },
+      ],
+    };
+    const messageBytes = encodeWireMessage(message);
+    return encodeWireTransaction([sign(null, messageBytes, faucetKey)], messageBytes);
   }
 
   fundFaucet();
 
   return {
-    faucetAddress: encodeBase58(faucet),
+    faucetAddress,
     airdropCount: () => airdropCount,
 
     /** Sends lamports from the faucet. */
@@ -169,7 +167,7 @@ export function createCheats(options: {
       });
       const ata = addressBytes(ataAddress);
       const mintAccount = ledgerAccount(svm.getAccount(mint));
-      if (!mintAccount || !isTokenProgramKey(keyOf(mintAccount.owner)) || !isMintData(mintAccount.data)) {
+      if (!mintAccount || !isTokenProgramBytes(mintAccount.owner) || !isMintData(mintAccount.data)) {
         throw new LedgerInputError('Invalid param: the mint does not exist or is not a mint');
       }
       if (keyOf(mintAccount.owner) !== keyOf(tokenProgram)) {

@@ -2,9 +2,9 @@
 // answered from: by signature (statuses, getTransaction), by slot (blocks) and by account address
 // (getSignaturesForAddress). Only the newest records are kept; blocks older than the oldest
 // forgotten one are reported as cleaned up, as a validator reports ledger it no longer has.
-import { keyOf } from '../keys.ts';
+import { encodeBase58 } from '../base58.ts';
 import type { DescribedError } from './tx-error.ts';
-import { parseWireTransaction } from './wire.ts';
+import { decodeWireTransaction, type WireMessage } from './wire.ts';
 
 /** Slots the status cache remembers signatures for (MAX_CACHE_ENTRIES). */
 export const STATUS_CACHE_SLOTS = 300;
@@ -48,12 +48,6 @@ export interface TxRecord {
   returnData: { programId: Uint8Array; data: Uint8Array } | null;
 }
 
-/** Every account key of a recorded transaction: static keys, then loaded writable and read-only ones. */
-export function accountKeysOf(record: TxRecord): Uint8Array[] {
-  const { message } = parseWireTransaction(record.wire);
-  return [...message.staticKeys, ...record.loadedWritable, ...record.loadedReadonly];
-}
-
 /** Where getSignaturesForAddress starts and stops, newest first. */
 export interface AddressQuery {
   limit: number;
@@ -76,6 +70,8 @@ export function createHistory(options: {
   const bySignature = new Map<string, TxRecord>();
   const bySlot = new Map<number, TxRecord[]>();
   const byAddress = new Map<string, TxRecord[]>();
+  // The addresses each record is listed under, kept so that forgetting it needs no decoding.
+  const addressesOf = new Map<TxRecord, string[]>();
   let firstAvailableSlot = options.firstAvailableSlot ?? 0;
 
   function push<K>(index: Map<K, TxRecord[]>, key: K, record: TxRecord) {
@@ -91,25 +87,33 @@ export function createHistory(options: {
     if (list?.length === 0) index.delete(key);
   }
 
-  function index(record: TxRecord) {
+  // Every account of a transaction counts: static ones, then those loaded from lookup tables.
+  function index(record: TxRecord, message: WireMessage) {
+    const addresses = [
+      ...message.staticAccounts,
+      ...record.loadedWritable.map(encodeBase58),
+      ...record.loadedReadonly.map(encodeBase58),
+    ];
     bySignature.set(record.signature, record);
     push(bySlot, record.slot, record);
-    for (const key of accountKeysOf(record)) push(byAddress, keyOf(key), record);
+    for (const address of addresses) push(byAddress, address, record);
+    addressesOf.set(record, addresses);
   }
 
   function forget(record: TxRecord) {
     bySignature.delete(record.signature);
     shift(bySlot, record.slot);
-    for (const key of accountKeysOf(record)) shift(byAddress, keyOf(key));
+    for (const address of addressesOf.get(record) ?? []) shift(byAddress, address);
+    addressesOf.delete(record);
     firstAvailableSlot = Math.max(firstAvailableSlot, record.slot + 1);
   }
 
-  for (const record of options.records ?? []) index(record);
+  for (const record of options.records ?? []) index(record, decodeWireTransaction(record.wire).message);
 
   return {
     /** Remembers a landed transaction; forgets the oldest beyond the cap, but never one the status cache still needs. */
-    add(record: TxRecord, currentSlot: number) {
-      index(record);
+    add(record: TxRecord, message: WireMessage, currentSlot: number) {
+      index(record, message);
       while (bySignature.size > maxRecords) {
         const oldest = bySignature.values().next().value;
         if (!oldest || currentSlot - oldest.slot <= STATUS_CACHE_SLOTS) break;
@@ -119,9 +123,9 @@ export function createHistory(options: {
     get: (signature: string): TxRecord | undefined => bySignature.get(signature),
     /** The transactions of a slot's block, in execution order. */
     inSlot: (slot: number): readonly TxRecord[] => bySlot.get(slot) ?? [],
-    /** The transactions that list `address` (raw key) among their accounts, newest first. */
-    forAddress(address: Uint8Array, query: AddressQuery): TxRecord[] {
-      const list = byAddress.get(keyOf(address)) ?? [];
+    /** The transactions that list `address` among their accounts, newest first. */
+    forAddress(address: string, query: AddressQuery): TxRecord[] {
+      const list = byAddress.get(address) ?? [];
       const before = query.before === undefined ? undefined : bySignature.get(query.before);
       if (query.before !== undefined && !before) return [];
       const below = before?.seq ?? Number.POSITIVE_INFINITY;

@@ -236,7 +236,7 @@ test('beyond the record cap the oldest transactions are forgotten, and their blo
   assert.equal(ledger.firstAvailableBlock(), 1);
   assert.deepEqual(ledger.block(0).transactions, []);
   assert.deepEqual(
-    ledger.signaturesForAddress(wallet, { limit: 10 }).map((record) => record.signature),
+    ledger.signaturesForAddress(encodeBase58(wallet), { limit: 10 }).map((record) => record.signature),
     [signatures[2], signatures[1]],
   );
   assert.deepEqual(

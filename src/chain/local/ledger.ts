@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { EpochSchedule, LiteSvm } from 'litesvm/dist/internal.js';
 import type { Clock } from '../../domain/clock.ts';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
+import { encodeBase58 } from '../base58.ts';
 import {
   type AccountPatch,
   createCheats,
@@ -174,14 +174,13 @@ export function createLedger(options: LedgerOptions) {
     },
     isBlockhashValid(blockhash: string): boolean {
       slots.sync();
-      const bytes = decodeBase58Exact(blockhash, 32);
-      return !!bytes && slots.blockhashSlot(bytes) !== undefined;
+      return slots.blockhashSlot(blockhash) !== undefined;
     },
     /** The fee of a message, or null when its blockhash is not usable. */
     feeForMessage(message: WireMessage): bigint | null {
       slots.sync();
-      if (slots.blockhashSlot(message.recentBlockhash) === undefined) return null;
-      return computeFee(message, message.staticKeys);
+      if (slots.blockhashSlot(message.lifetimeToken) === undefined) return null;
+      return computeFee(message);
     },
 
     /** Checks, executes and records a serialized transaction. Throws WireFormatError on bad bytes. */
@@ -226,8 +225,8 @@ export function createLedger(options: LedgerOptions) {
       if (!record) return null;
       return searchTransactionHistory || slots.current() - record.slot <= STATUS_CACHE_SLOTS ? record : null;
     },
-    /** Transactions that list `address` (raw key) among their accounts, newest first. */
-    signaturesForAddress(address: Uint8Array, query: AddressQuery): TxRecord[] {
+    /** Transactions that list `address` among their accounts, newest first. */
+    signaturesForAddress(address: string, query: AddressQuery): TxRecord[] {
       slots.sync();
       return history.forAddress(address, query);
     },

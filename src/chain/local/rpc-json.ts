@@ -16,7 +16,7 @@ import {
 import type { InnerInstructionRecord, TokenBalanceRecord, TxRecord } from './history.ts';
 import type { Ledger } from './ledger.ts';
 import type { LedgerAccount } from './transactions.ts';
-import { isStaticKeyWritable, parseWireTransaction } from './wire.ts';
+import { decodeWireTransaction, isStaticKeyWritable, lookupsOf } from './wire.ts';
 
 /** A JSON-RPC error answer. */
 export class RpcError extends Error {
@@ -60,11 +60,10 @@ export type AccountEncoding = 'binary' | 'base58' | 'base64' | 'base64+zstd' | '
 const ACCOUNT_ENCODINGS = new Set<string>(['binary', 'base58', 'base64', 'base64+zstd', 'jsonParsed']);
 const MAX_BASE58_BYTES = 128;
 const UPGRADEABLE_LOADER_KEY = keyOfAddress('BPFLoaderUpgradeab1e11111111111111111111111');
-const MEMO_PROGRAM_KEYS = new Set(
-  ['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo'].map(
-    keyOfAddress,
-  ),
-);
+const MEMO_PROGRAMS = new Set<string>([
+  'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
+  'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
+]);
 
 /** Validates an `encoding` config value of account methods (default `binary`). */
 export function accountEncoding(value: unknown): AccountEncoding {
@@ -303,16 +302,23 @@ export interface TransactionShape {
 
 /** A recorded transaction and its metadata, as getTransaction and getBlock give them. */
 export function encodeTransaction(record: TxRecord, shape: TransactionShape) {
-  const tx = parseWireTransaction(record.wire);
+  const tx = decodeWireTransaction(record.wire);
   const { message } = tx;
-  const staticKeys = message.staticKeys.map(encodeBase58);
+  // A v0 transaction is given only to clients that say they read it.
+  if (message.version === 0 && !shape.withVersion) {
+    throw new RpcError(
+      -32015,
+      'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+    );
+  }
+  const staticKeys = message.staticAccounts;
   const loadedWritable = record.loadedWritable.map(encodeBase58);
   const loadedReadonly = record.loadedReadonly.map(encodeBase58);
   const keys = [...staticKeys, ...loadedWritable, ...loadedReadonly];
   const parsedKeys = () => [
     ...staticKeys.map((pubkey, i) => ({
       pubkey,
-      signer: i < message.numRequiredSignatures,
+      signer: i < message.header.numSignerAccounts,
       source: 'transaction',
       writable: isStaticKeyWritable(message, i),
     })),
@@ -355,32 +361,29 @@ export function encodeTransaction(record: TxRecord, shape: TransactionShape) {
         header: parsed
           ? undefined
           : {
-              numReadonlySignedAccounts: message.numReadonlySigned,
-              numReadonlyUnsignedAccounts: message.numReadonlyUnsigned,
-              numRequiredSignatures: message.numRequiredSignatures,
+              numReadonlySignedAccounts: message.header.numReadonlySignerAccounts,
+              numReadonlyUnsignedAccounts: message.header.numReadonlyNonSignerAccounts,
+              numRequiredSignatures: message.header.numSignerAccounts,
             },
-        instructions: message.instructions.map((ix) =>
-          parsed
+        instructions: message.instructions.map((ix) => {
+          const accounts = ix.accountIndices ?? [];
+          const data = encodeBase58(ix.data ?? new Uint8Array(0));
+          return parsed
             ? {
-                accounts: [...ix.accounts].map((i) => keys[i]),
-                data: encodeBase58(ix.data),
-                programId: keys[ix.programIdIndex],
+                accounts: accounts.map((i) => keys[i]),
+                data,
+                programId: keys[ix.programAddressIndex],
                 stackHeight: null,
               }
-            : {
-                accounts: [...ix.accounts],
-                data: encodeBase58(ix.data),
-                programIdIndex: ix.programIdIndex,
-                stackHeight: null,
-              },
-        ),
-        recentBlockhash: encodeBase58(message.recentBlockhash),
+            : { accounts, data, programIdIndex: ix.programAddressIndex, stackHeight: null };
+        }),
+        recentBlockhash: message.lifetimeToken,
       };
       if (message.version === 0) {
-        jsonMessage.addressTableLookups = message.lookups.map((l) => ({
-          accountKey: encodeBase58(l.table),
-          readonlyIndexes: [...l.readonlyIndexes],
-          writableIndexes: [...l.writableIndexes],
+        jsonMessage.addressTableLookups = lookupsOf(message).map((l) => ({
+          accountKey: l.lookupTableAddress,
+          readonlyIndexes: l.readonlyIndexes,
+          writableIndexes: l.writableIndexes,
         }));
       }
       transaction = { message: jsonMessage, signatures: tx.signatures.map(encodeBase58) };
@@ -391,29 +394,20 @@ export function encodeTransaction(record: TxRecord, shape: TransactionShape) {
   return out;
 }
 
-/** Whether a recorded transaction is a v0 one (which clients must say they support). */
-export function isVersioned(record: TxRecord): boolean {
-  const version = record.wire[1 + 64 * (record.wire[0] ?? 0)] as number;
-  return (version & 0x80) !== 0;
-}
-
 /** The memos of a transaction's memo instructions, as getSignaturesForAddress gives them, or null. */
 export function memoOf(record: TxRecord): string | null {
-  const { message } = parseWireTransaction(record.wire);
+  const { message } = decodeWireTransaction(record.wire);
   const memos = message.instructions
-    .filter((ix) => {
-      const program = message.staticKeys[ix.programIdIndex];
-      return program !== undefined && MEMO_PROGRAM_KEYS.has(keyOf(program));
-    })
+    .filter((ix) => MEMO_PROGRAMS.has(message.staticAccounts[ix.programAddressIndex] ?? ''))
     .map((ix) => {
-      const text = new TextDecoder('utf-8', { fatal: true });
+      const data = ix.data ?? new Uint8Array(0);
       let memo: string;
       try {
-        memo = text.decode(ix.data);
+        memo = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(data));
       } catch {
         memo = '(unparseable)';
       }
-      return `[${ix.data.length}] ${memo}`;
+      return `[${data.length}] ${memo}`;
     });
   return memos.length === 0 ? null : memos.join('; ');
 }

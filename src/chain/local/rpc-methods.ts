@@ -14,7 +14,6 @@ import {
   uiAmountString,
 } from '../spl.ts';
 import { type AccountPatch, LedgerInputError, type TokenAccountPatch } from './cheats.ts';
-import type { TxRecord } from './history.ts';
 import type { Ledger } from './ledger.ts';
 import {
   accountEncoding,
@@ -24,7 +23,6 @@ import {
   encodeInnerInstructions,
   encodeTransaction,
   invalidParams,
-  isVersioned,
   memoOf,
   RpcError,
   statusOf,
@@ -33,7 +31,7 @@ import {
 } from './rpc-json.ts';
 import { SLOTS_PER_EPOCH } from './slots.ts';
 import type { SubmitOutcome } from './transactions.ts';
-import { PACKET_DATA_SIZE, parseWireMessage, WireFormatError } from './wire.ts';
+import { decodeWireMessage, PACKET_DATA_SIZE, WireFormatError } from './wire.ts';
 
 /** The Agave version LiteSVM embeds, reported as the node's version. */
 export const SOLANA_CORE_VERSION = '4.3.0';
@@ -42,6 +40,7 @@ const MAX_BASE58_TX_SIZE = 1683;
 const MAX_BASE64_TX_SIZE = 1644;
 const MAX_MULTIPLE_ACCOUNTS = 100;
 const MAX_SIGNATURE_STATUSES = 256;
+const MAX_TX_ACCOUNT_LOCKS = 128;
 const MAX_BLOCK_RANGE = 500_000;
 const MAX_SIGNATURES_FOR_ADDRESS = 1000;
 const TRANSACTION_ENCODINGS = new Set(['json', 'jsonParsed', 'base58', 'base64']);
@@ -223,16 +222,6 @@ function transactionEncoding(value: unknown): TransactionEncoding {
   return encoding as TransactionEncoding;
 }
 
-// A v0 transaction is given only to clients that say they read it.
-function checkVersion(record: TxRecord, withVersion: boolean) {
-  if (isVersioned(record) && !withVersion) {
-    throw new RpcError(
-      -32015,
-      'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
-    );
-  }
-}
-
 // Blocks exist from the first one the chain still has whole to the current slot.
 function checkBlockAvailable(ledger: Ledger, slot: number) {
   if (slot > ledger.slot()) throw new RpcError(-32004, `Block not available for slot ${slot}`);
@@ -297,14 +286,22 @@ export const rpcMethods: Record<string, RpcHandler> = {
     if (typeof params[0] !== 'string') throw invalidParams('Invalid params: expected a base64 message');
     let fee: bigint | null;
     try {
-      fee = ledger.feeForMessage(parseWireMessage(new Uint8Array(Buffer.from(params[0], 'base64'))));
+      fee = ledger.feeForMessage(decodeWireMessage(new Uint8Array(Buffer.from(params[0], 'base64'))));
     } catch (error) {
       if (error instanceof WireFormatError) throw invalidParams(`invalid message: ${error.message}`);
       throw error;
     }
     return withContext(slot, fee === null ? null : u64(fee));
   },
-  getRecentPrioritizationFees: (_params, ledger) => [{ prioritizationFee: 0, slot: ledger.slot() }],
+  getRecentPrioritizationFees: (params, ledger) => {
+    const addresses = params[0] ?? [];
+    if (!Array.isArray(addresses)) throw invalidParams('Invalid params: expected an array of pubkeys');
+    if (addresses.length > MAX_TX_ACCOUNT_LOCKS)
+      throw invalidParams(`Too many inputs provided; max ${MAX_TX_ACCOUNT_LOCKS}`);
+    for (const address of addresses) pubkey(address);
+    // Priority fees are charged but not tracked: the lowest fee of the slot is always 0.
+    return [{ prioritizationFee: 0, slot: ledger.slot() }];
+  },
   getMinimumBalanceForRentExemption: (params, ledger) => {
     const size = integer(params[0] ?? 0, 'data length');
     if (size < 0n || size > 10_485_760n) throw invalidParams('Invalid param: data length out of range');
@@ -455,7 +452,6 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const record = ledger.getTransaction(sig);
     if (!record) return null;
     const withVersion = cfg.maxSupportedTransactionVersion != null;
-    checkVersion(record, withVersion);
     return {
       blockTime: record.blockTime,
       slot: record.slot,
@@ -463,7 +459,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     };
   },
   getSignaturesForAddress: (params, ledger) => {
-    const address = pubkey(params[0]);
+    const address = encodeBase58(pubkey(params[0]));
     const cfg = config(params, 1);
     atLeastConfirmed(cfg);
     const limit = integer(cfg.limit ?? MAX_SIGNATURES_FOR_ADDRESS, 'limit');
@@ -502,10 +498,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
       previousBlockhash: block.previousBlockhash,
     };
     if (details === 'full' || details === 'accounts') {
-      out.transactions = block.transactions.map((record) => {
-        checkVersion(record, withVersion);
-        return encodeTransaction(record, { encoding, withVersion, details, rewards });
-      });
+      out.transactions = block.transactions.map((record) =>
+        encodeTransaction(record, { encoding, withVersion, details, rewards }),
+      );
     }
     if (details === 'signatures') out.signatures = block.transactions.map((record) => record.signature);
     if (rewards) out.rewards = [];

@@ -8,7 +8,6 @@ import { createHash } from 'node:crypto';
 import { type LiteSvm, Clock as SvmClock } from 'litesvm/dist/internal.js';
 import type { Clock } from '../../domain/clock.ts';
 import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
-import { keyOf } from '../keys.ts';
 
 /** Slots a blockhash stays usable, as on every cluster (MAX_PROCESSING_AGE). */
 export const BLOCKHASH_VALID_SLOTS = 150;
@@ -39,7 +38,7 @@ export function createSlots(options: {
   const { svm, clock, slotMs, restored } = options;
   const genesis = decodeBase58Exact(options.genesisHash, 32) as Uint8Array;
   const listeners = new Set<(slot: number) => void>();
-  // Usable blockhashes (raw-bytes key, see keys.ts) and their slots, oldest first.
+  // Usable blockhashes and their slots, oldest first.
   const window = new Map<string, number>();
   let slot = restored?.slot ?? 0;
   let offsetMs = restored ? Math.max(0, restored.chainTimeMs - clock.now().getTime()) : 0;
@@ -97,7 +96,7 @@ export function createSlots(options: {
     // LiteSVM's own blockhash seeds durable nonces, which must change from one slot to the next.
     svm.expireBlockhash();
     for (let s = Math.max(slot + 1, target - BLOCKHASH_VALID_SLOTS); s <= target; s++) {
-      window.set(keyOf(hashBytes(s)), s);
+      window.set(blockhashAt(s), s);
     }
     for (const [key, at] of window) {
       if (at >= target - BLOCKHASH_VALID_SLOTS) break;
@@ -115,7 +114,7 @@ export function createSlots(options: {
     if (target > slot) advanceTo(target);
   }
 
-  for (let s = Math.max(0, slot - BLOCKHASH_VALID_SLOTS); s <= slot; s++) window.set(keyOf(hashBytes(s)), s);
+  for (let s = Math.max(0, slot - BLOCKHASH_VALID_SLOTS); s <= slot; s++) window.set(blockhashAt(s), s);
   if (restored) {
     // The current slot keeps the time it had; the next one starts once the rest of it has passed
     // after the restart, so downtime produces no slots.
@@ -135,9 +134,9 @@ export function createSlots(options: {
     current: () => slot,
     /** The newest blockhash and the last block height it is valid at. */
     latest: () => ({ blockhash: blockhashAt(slot), lastValidBlockHeight: slot + BLOCKHASH_VALID_SLOTS }),
-    /** The slot of a still-usable blockhash (raw bytes), or undefined. */
-    blockhashSlot(hash: Uint8Array): number | undefined {
-      const at = window.get(keyOf(hash));
+    /** The slot of a still-usable blockhash, or undefined. */
+    blockhashSlot(blockhash: string): number | undefined {
+      const at = window.get(blockhash);
       return at !== undefined && slot - at <= BLOCKHASH_VALID_SLOTS ? at : undefined;
     },
     /** Moves chain time forward to `ms` (never back), producing the slots in between. */

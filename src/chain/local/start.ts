@@ -1,13 +1,21 @@
 // startLocalChain: the embedded chain as the service (and `npm run localnet`) runs it: a ledger,
 // resumed from and saved to a data directory, slots produced on a timer, served over JSON-RPC.
-import type { Address, Lamports, Signature } from '@solana/kit';
+// Its Chain is the production RPC client talking to that endpoint, so local mode exercises exactly
+// what runs against a real cluster; only the cheat codes reach the ledger in process.
+import {
+  type Address,
+  getAddressDecoder,
+  getAddressEncoder,
+  isAddress,
+  type Lamports,
+  type Signature,
+} from '@solana/kit';
 import { type Clock, systemClock } from '../../domain/clock.ts';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
 import { ChainError } from '../errors.ts';
+import { createRpcChain } from '../rpc-chain.ts';
 import type { Chain } from '../types.ts';
 import { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
 import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
-import { createLiteSvmChain } from './litesvm-chain.ts';
 import { type ChainPersistence, createChainPersistence } from './persistence.ts';
 import { startRpcServer } from './rpc-server.ts';
 import type { ChainLog } from './rpc-subscriptions.ts';
@@ -16,8 +24,6 @@ import type { ChainLog } from './rpc-subscriptions.ts';
 export interface LocalChainOptions {
   /** Directory the chain is saved in (e.g. `${DATA_DIR}/chain`); in memory only when omitted. */
   dataDir?: string;
-  /** Serve the JSON-RPC endpoint (default true). */
-  serve?: boolean;
   host?: string;
   /** HTTP port (default 8899; 0 picks a free one). */
   rpcPort?: number;
@@ -69,12 +75,12 @@ export interface LocalChainCheats {
 
 /** A running local chain. */
 export interface LocalChain {
-  /** The chain interface, in process. */
+  /** The chain interface: the RPC client (createRpcChain) connected to the endpoint. */
   chain: Chain;
   cheats: LocalChainCheats;
-  /** The JSON-RPC endpoint, when served. */
-  rpcUrl: string | undefined;
-  wsUrl: string | undefined;
+  /** The JSON-RPC endpoint. */
+  rpcUrl: string;
+  wsUrl: string;
   /** The underlying ledger (for the endpoint's own tests and tools). */
   ledger: Ledger;
   /** Saves pending state now. */
@@ -83,11 +89,13 @@ export interface LocalChain {
   close(): Promise<void>;
 }
 
+const addressEncoder = getAddressEncoder();
+const addressDecoder = getAddressDecoder();
+
 function key(address: string): Uint8Array {
-  const bytes = decodeBase58Exact(address, 32);
-  if (!bytes)
+  if (!isAddress(address))
     throw new ChainError('CHAIN_INVALID_ARGUMENT', `invalid address ${address}`, { context: { address } });
-  return bytes;
+  return new Uint8Array(addressEncoder.encode(address));
 }
 
 async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
@@ -138,16 +146,20 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
     ticker = setInterval(() => ledger.sync(), ledger.slotMs);
     ticker.unref();
   }
-  const server =
-    (options.serve ?? true)
-      ? await startRpcServer({
-          ledger,
-          host: options.host,
-          port: options.rpcPort,
-          wsPort: options.wsPort,
-          log: options.log,
-        })
-      : undefined;
+  let server: Awaited<ReturnType<typeof startRpcServer>>;
+  try {
+    server = await startRpcServer({
+      ledger,
+      host: options.host,
+      port: options.rpcPort,
+      wsPort: options.wsPort,
+      log: options.log,
+    });
+  } catch (error) {
+    if (ticker) clearInterval(ticker);
+    await persistence?.close();
+    throw error;
+  }
 
   const cheats: LocalChainCheats = {
     async airdrop(address, lamports) {
@@ -180,23 +192,23 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
           key(tokenProgram ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'),
         ),
       );
-      return encodeBase58(ata) as Address;
+      return addressDecoder.decode(ata);
     },
     timeTravel: (target) => cheat(() => ledger.timeTravel(target)),
   };
 
   let closing: Promise<void> | undefined;
   return {
-    chain: createLiteSvmChain({ ledger }),
+    chain: createRpcChain({ rpcUrl: server.url }),
     cheats,
-    rpcUrl: server?.url,
-    wsUrl: server?.wsUrl,
+    rpcUrl: server.url,
+    wsUrl: server.wsUrl,
     ledger,
     flush: () => persistence?.flush() ?? Promise.resolve(),
     close() {
       closing ??= (async () => {
         if (ticker) clearInterval(ticker);
-        await server?.close();
+        await server.close();
         await persistence?.close();
       })();
       return closing;

@@ -8,9 +8,9 @@ import {
   type LiteSvm,
   type TransactionMetadata,
 } from 'litesvm/dist/internal.js';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
-import { keyOf, keyOfAddress } from '../keys.ts';
-import { isMintData, isTokenAccountData, isTokenProgramBytes, isTokenProgramKey, readU64 } from '../spl.ts';
+import { encodeBase58 } from '../base58.ts';
+import { addressBytes, keyOf, keyOfAddress } from '../keys.ts';
+import { isMintData, isTokenAccountData, isTokenProgramBytes, readU64 } from '../spl.ts';
 import { computeFee } from './fees.ts';
 import {
   type History,
@@ -21,9 +21,16 @@ import {
 } from './history.ts';
 import type { Slots } from './slots.ts';
 import { type DescribedError, describeFailure, namedTransactionError } from './tx-error.ts';
-import { isStaticKeyWritable, parseWireTransaction, type WireMessage, type WireTransaction } from './wire.ts';
+import {
+  decodeWireTransaction,
+  isStaticKeyWritable,
+  lookupsOf,
+  type WireMessage,
+  type WireTransaction,
+  withBlockhash,
+} from './wire.ts';
 
-const SYSTEM_PROGRAM_KEY = keyOfAddress('11111111111111111111111111111111');
+const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 const ALT_PROGRAM_KEY = keyOfAddress('AddressLookupTab1e1111111111111111111111111');
 const ALT_META_SIZE = 56;
 const NO_SIGNATURE = '1111111111111111111111111111111111111111111111111111111111111111';
@@ -104,8 +111,8 @@ export function createTransactions(options: {
 
   function resolveLookups(message: WireMessage): LoadedAddresses {
     const loaded: LoadedAddresses = { writable: [], readonly: [] };
-    for (const lookup of message.lookups) {
-      const table = svm.getAccount(lookup.table);
+    for (const lookup of lookupsOf(message)) {
+      const table = svm.getAccount(addressBytes(lookup.lookupTableAddress));
       // LiteSVM refuses such a transaction itself; its keys are then the static ones.
       if (!table || keyOf(table.owner()) !== ALT_PROGRAM_KEY) return { writable: [], readonly: [] };
       const data = table.data();
@@ -140,7 +147,7 @@ export function createTransactions(options: {
       balances.push(account?.lamports() ?? 0n);
       const owner = account?.owner();
       const data = account?.data();
-      if (!owner || !data || !isTokenProgramKey(keyOf(owner)) || !isTokenAccountData(data)) return;
+      if (!owner || !data || !isTokenProgramBytes(owner) || !isTokenAccountData(data)) return;
       const mint = data.subarray(0, 32);
       tokens.push({
         accountIndex: i,
@@ -180,12 +187,14 @@ export function createTransactions(options: {
     return data.length === 0 ? null : { programId: returned.programId(), data };
   }
 
-  function isNonceTransaction(tx: WireTransaction): boolean {
-    const first = tx.message.instructions[0];
-    const program = first && tx.message.staticKeys[first.programIdIndex];
+  function isNonceTransaction({ message }: WireTransaction): boolean {
+    const first = message.instructions[0];
     // SystemInstruction::AdvanceNonceAccount is variant 4.
     return (
-      !!program && keyOf(program) === SYSTEM_PROGRAM_KEY && first.data.length === 4 && first.data[0] === 4
+      !!first &&
+      message.staticAccounts[first.programAddressIndex] === SYSTEM_PROGRAM &&
+      first.data?.length === 4 &&
+      first.data[0] === 4
     );
   }
 
@@ -202,21 +211,24 @@ export function createTransactions(options: {
   }
 
   function keysOf(message: WireMessage, loaded: LoadedAddresses): Uint8Array[] {
-    return [...message.staticKeys, ...loaded.writable, ...loaded.readonly];
+    return [...message.staticAccounts.map(addressBytes), ...loaded.writable, ...loaded.readonly];
+  }
+
+  function invokedIndexes(message: WireMessage): Set<number> {
+    return new Set(message.instructions.map((ix) => ix.programAddressIndex));
   }
 
   function record(
     tx: WireTransaction,
     signature: string,
+    keys: Uint8Array[],
     loaded: LoadedAddresses,
     pre: Balances,
     meta: TransactionMetadata,
     err: DescribedError | null,
   ): TxRecord {
     const { message } = tx;
-    const keys = keysOf(message, loaded);
-    const invoked = new Set(message.instructions.map((ix) => ix.programIdIndex));
-    const post = balancesOf(keys, invoked);
+    const post = balancesOf(keys, invokedIndexes(message));
     const slot = slots.current();
     const rec: TxRecord = {
       seq: ++seq,
@@ -226,7 +238,7 @@ export function createTransactions(options: {
       wire: tx.bytes.slice(),
       err,
       logs: meta.logs(),
-      fee: computeFee(message, keys),
+      fee: computeFee(message),
       unitsConsumed: meta.computeUnitsConsumed(),
       loadedWritable: loaded.writable.map((k) => k.slice()),
       loadedReadonly: loaded.readonly.map((k) => k.slice()),
@@ -237,9 +249,9 @@ export function createTransactions(options: {
       innerInstructions: innerInstructionsOf(meta),
       returnData: returnDataOf(meta),
     };
-    history.add(rec, slot);
+    history.add(rec, message, slot);
     const writable = [
-      ...message.staticKeys.filter((_, i) => isStaticKeyWritable(message, i)),
+      ...keys.slice(0, message.staticAccounts.length).filter((_, i) => isStaticKeyWritable(message, i)),
       ...loaded.writable,
     ];
     options.onLanded(rec, keys, writable);
@@ -248,18 +260,19 @@ export function createTransactions(options: {
 
   /** Checks, executes and records a serialized transaction. Throws WireFormatError on bad bytes. */
   function submit(bytes: Uint8Array, opts: { preflight: boolean }): SubmitOutcome {
-    const tx = parseWireTransaction(bytes);
+    const tx = decodeWireTransaction(bytes);
     const { message } = tx;
     const firstSignature = tx.signatures[0];
     const signature = firstSignature ? encodeBase58(firstSignature) : NO_SIGNATURE;
-    if (!firstSignature || message.numRequiredSignatures === 0) {
+    // As a validator's sanitizing does, before anything runs: one signature per signer.
+    if (!firstSignature || tx.signatures.length !== message.header.numSignerAccounts) {
       return { kind: 'invalid', signature, error: namedTransactionError('SanitizeFailure') };
     }
     const refuse = (error: DescribedError, logs: string[] = [], unitsConsumed = 0n): SubmitOutcome =>
       opts.preflight
         ? { kind: 'rejected', signature, error, logs, unitsConsumed }
         : { kind: 'dropped', signature, error };
-    const inWindow = slots.blockhashSlot(message.recentBlockhash) !== undefined;
+    const inWindow = slots.blockhashSlot(message.lifetimeToken) !== undefined;
     const viaNonce = !inWindow && isNonceTransaction(tx);
     if (!inWindow && !viaNonce) return refuse(namedTransactionError('BlockhashNotFound'));
     const known = history.get(signature);
@@ -270,10 +283,10 @@ export function createTransactions(options: {
     const loaded = resolveLookups(message);
     const keys = keysOf(message, loaded);
     const payer = keys[0] as Uint8Array;
-    const pre = balancesOf(keys, new Set(message.instructions.map((ix) => ix.programIdIndex)));
+    const pre = balancesOf(keys, invokedIndexes(message));
     const result = withNonceCheck(viaNonce, () => svm.sendVersionedTransaction(tx.bytes));
     if (!(result instanceof FailedTransactionMetadata)) {
-      return { kind: 'landed', signature, record: record(tx, signature, loaded, pre, result, null) };
+      return { kind: 'landed', signature, record: record(tx, signature, keys, loaded, pre, result, null) };
     }
     const meta = result.meta();
     const error = describeFailure(result);
@@ -302,7 +315,7 @@ export function createTransactions(options: {
       }
       return refuse(error, meta.logs(), meta.computeUnitsConsumed());
     }
-    return { kind: 'landed', signature, record: record(tx, signature, loaded, pre, meta, error) };
+    return { kind: 'landed', signature, record: record(tx, signature, keys, loaded, pre, meta, error) };
   }
 
   /** Runs a transaction without committing it. Throws WireFormatError on bad bytes. */
@@ -310,18 +323,15 @@ export function createTransactions(options: {
     bytes: Uint8Array,
     opts: { sigVerify: boolean; replaceRecentBlockhash: boolean; innerInstructions: boolean },
   ): SimulationOutcome {
-    let tx = parseWireTransaction(bytes);
+    let tx = decodeWireTransaction(bytes);
     let replacementBlockhash: SimulationOutcome['replacementBlockhash'] = null;
     if (opts.replaceRecentBlockhash) {
       replacementBlockhash = slots.latest();
-      const copy = tx.bytes.slice();
-      const at = tx.message.recentBlockhash.byteOffset - tx.bytes.byteOffset;
-      copy.set(decodeBase58Exact(replacementBlockhash.blockhash, 32) as Uint8Array, at);
-      tx = parseWireTransaction(copy);
+      tx = withBlockhash(tx, replacementBlockhash.blockhash);
     }
     const loaded = resolveLookups(tx.message);
     const outcome = {
-      fee: computeFee(tx.message, keysOf(tx.message, loaded)),
+      fee: computeFee(tx.message),
       replacementBlockhash,
       loadedAddresses: loaded,
       err: null as DescribedError | null,
@@ -331,7 +341,7 @@ export function createTransactions(options: {
       innerInstructions: null as SimulationOutcome['innerInstructions'],
       postAccounts: new Map<string, LedgerAccount | null>(),
     };
-    const inWindow = slots.blockhashSlot(tx.message.recentBlockhash) !== undefined;
+    const inWindow = slots.blockhashSlot(tx.message.lifetimeToken) !== undefined;
     const viaNonce = !inWindow && isNonceTransaction(tx);
     if (!inWindow && !viaNonce) return { ...outcome, err: namedTransactionError('BlockhashNotFound') };
     if (!opts.sigVerify) svm.setSigverify(false);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  type Address,
   appendTransactionMessageInstructions,
   type Blockhash,
   compressTransactionMessageUsingAddressLookupTables,
@@ -20,9 +19,17 @@ import {
 import { getTransferSolInstruction } from '@solana-program/system';
 import fc from 'fast-check';
 import { createManualClock } from '../../domain/clock.ts';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
+import { decodeBase58Exact } from '../base58.ts';
 import { createLedger } from './ledger.ts';
-import { isStaticKeyWritable, parseWireTransaction, WireFormatError } from './wire.ts';
+import {
+  decodeWireMessage,
+  decodeWireTransaction,
+  encodeWireMessage,
+  encodeWireTransaction,
+  isStaticKeyWritable,
+  lookupsOf,
+  WireFormatError,
+} from './wire.ts';
 
 async function sample(
   version: 'legacy' | 0,
@@ -58,7 +65,7 @@ async function sample(
   return { bytes: new Uint8Array(getTransactionEncoder().encode(tx)), messageBytes: tx.messageBytes };
 }
 
-test('parses legacy and v0 transactions (with lookups) exactly as @solana/kit decodes them', async () => {
+test('decodes legacy and v0 transactions (with lookups) as kit signed them, trailing bytes dropped', async () => {
   const blockhash = '4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM';
   for (const [version, withLookups] of [
     ['legacy', false],
@@ -68,72 +75,59 @@ test('parses legacy and v0 transactions (with lookups) exactly as @solana/kit de
     const { bytes, messageBytes } = await sample(version, blockhash, withLookups);
     const padded = new Uint8Array(bytes.length + 3);
     padded.set(bytes);
-    const parsed = parseWireTransaction(padded);
-    assert.deepEqual(parsed.bytes, bytes);
-    assert.deepEqual(parsed.messageBytes, new Uint8Array(messageBytes));
-    const kit = getCompiledTransactionMessageDecoder().decode(messageBytes);
-    const { message } = parsed;
-    assert.equal(message.version, kit.version);
+    const decoded = decodeWireTransaction(padded);
+    assert.deepEqual(decoded.bytes, bytes);
     assert.deepEqual(
-      {
-        numSignerAccounts: message.numRequiredSignatures,
-        numReadonlySignerAccounts: message.numReadonlySigned,
-        numReadonlyNonSignerAccounts: message.numReadonlyUnsigned,
-      },
-      kit.header,
+      decoded.bytes.subarray(bytes.length - messageBytes.length),
+      new Uint8Array(messageBytes),
     );
-    assert.deepEqual(message.staticKeys.map(encodeBase58), kit.staticAccounts);
-    assert.equal(encodeBase58(message.recentBlockhash), blockhash);
     assert.deepEqual(
-      message.instructions.map((ix) => ({
-        programAddressIndex: ix.programIdIndex,
-        accountIndices: [...ix.accounts],
-        data: [...ix.data],
-      })),
-      (
-        kit as {
-          instructions: { programAddressIndex: number; accountIndices?: number[]; data?: Uint8Array }[];
-        }
-      ).instructions.map((ix) => ({
-        programAddressIndex: ix.programAddressIndex,
-        accountIndices: [...(ix.accountIndices ?? [])],
-        data: [...(ix.data ?? [])],
-      })),
+      decoded.signatures.map((signature) => [...signature]),
+      [[...bytes.subarray(1, 65)]],
     );
-    const lookups = 'addressTableLookups' in kit ? (kit.addressTableLookups ?? []) : [];
-    assert.deepEqual(
-      message.lookups.map((l) => ({
-        lookupTableAddress: encodeBase58(l.table) as Address,
-        writableIndexes: [...l.writableIndexes],
-        readonlyIndexes: [...l.readonlyIndexes],
-      })),
-      lookups.map((l) => ({
-        ...l,
-        writableIndexes: [...l.writableIndexes],
-        readonlyIndexes: [...l.readonlyIndexes],
-      })),
-    );
-    assert.equal(message.lookups.length, withLookups ? 1 : 0);
+    const { message } = decoded;
+    assert.deepEqual(message, getCompiledTransactionMessageDecoder().decode(messageBytes));
+    assert.equal(message.version, version);
+    assert.equal(message.lifetimeToken, blockhash);
+    assert.equal(message.header.numSignerAccounts, 1);
+    assert.equal(lookupsOf(message).length, withLookups ? 1 : 0);
     assert.equal(isStaticKeyWritable(message, 0), true);
+    assert.equal(isStaticKeyWritable(message, message.staticAccounts.length - 1), false);
+    assert.deepEqual(decodeWireMessage(new Uint8Array(messageBytes)), message);
+    // Writing back what was read gives the same bytes.
+    assert.deepEqual(encodeWireTransaction(decoded.signatures, encodeWireMessage(message)), bytes);
   }
 });
 
-test('every truncation and random bytes are refused with WireFormatError only', async () => {
+test('every truncation, alias encoding and v1 message is refused; random bytes only with WireFormatError', async () => {
   const { bytes } = await sample(0, '4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM', true);
   for (let length = 0; length < bytes.length; length++) {
-    assert.throws(() => parseWireTransaction(bytes.subarray(0, length)), WireFormatError);
+    assert.throws(() => decodeWireTransaction(bytes.subarray(0, length)), WireFormatError);
   }
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 300 }), (random) => {
       try {
-        parseWireTransaction(random);
+        decodeWireTransaction(random);
       } catch (error) {
         assert.ok(error instanceof WireFormatError);
       }
     }),
   );
-  assert.throws(() => parseWireTransaction(Uint8Array.of(0x80, 0x00)), /alias/);
-  assert.throws(() => parseWireTransaction(Uint8Array.of(0, 0x81)), /unsupported message version 1/);
+  assert.throws(() => decodeWireTransaction(Uint8Array.of(0x80, 0x00)), /alias/);
+  assert.throws(() => decodeWireTransaction(Uint8Array.of(0, 0x81)), /unsupported message version 1/);
+  assert.throws(() => decodeWireMessage(Uint8Array.of(0x81)), /unsupported message version 1/);
+  // A length inside the message written in two bytes where one suffices: the length (12) of the
+  // transfer's data, which ends a legacy transaction.
+  const legacy = (await sample('legacy', '4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM', false)).bytes;
+  const dataLength = legacy.length - 12 - 1;
+  assert.equal(legacy[dataLength], 12);
+  const aliased = new Uint8Array([
+    ...legacy.subarray(0, dataLength),
+    12 | 0x80,
+    0,
+    ...legacy.subarray(dataLength + 1),
+  ]);
+  assert.throws(() => decodeWireTransaction(aliased), /alias/);
 });
 
 test('mutated transactions, re-signed or not, never bring the runtime down: each is refused or executed', async () => {

@@ -1,8 +1,22 @@
-// Strict reader of the Solana transaction wire format (legacy and v0). Hand-written rather than
-// using @solana/kit's decoders for two reasons: the native LiteSVM binding aborts the whole process
-// on bytes it cannot deserialize, so every byte must be proven well-formed before it gets there;
-// and the endpoint needs only offsets and views (keys, blockhash, instructions), which kit's
-// decoders would copy into many objects on every transaction.
+// The transaction wire format, read and written with @solana/kit's codecs. Bytes must be proven
+// well-formed before LiteSVM's native binding sees them, because it aborts the whole process on
+// bytes it cannot deserialize. Kit's codecs read compact-u16 lengths leniently, non-minimal forms
+// included, which the runtime refuses; such a form is always longer than the minimal one, so the
+// bytes are accepted only when each part read is exactly as long as kit's encoding of it.
+import {
+  fixCodecSize,
+  getArrayCodec,
+  getBytesCodec,
+  getBytesEncoder,
+  getCompiledTransactionMessageCodec,
+  getShortU16Codec,
+  getStructEncoder,
+  getTransactionVersionDecoder,
+  isSolanaError,
+  type LegacyCompiledTransactionMessage,
+  type ReadonlyUint8Array,
+  type V0CompiledTransactionMessage,
+} from '@solana/kit';
 
 /** Largest serialized transaction a validator accepts (the UDP packet payload). */
 export const PACKET_DATA_SIZE = 1232;
@@ -12,144 +26,101 @@ export class WireFormatError extends Error {
   override name = 'WireFormatError';
 }
 
-/** One compiled instruction, as views into the transaction bytes. */
-export interface WireInstruction {
-  programIdIndex: number;
-  accounts: Uint8Array;
-  data: Uint8Array;
-}
+/** A legacy or v0 message (the versions the runtime executes), as kit decodes it. */
+export type WireMessage = (LegacyCompiledTransactionMessage | V0CompiledTransactionMessage) & {
+  /** The recent blockhash (or durable nonce), base58. */
+  lifetimeToken: string;
+};
 
-/** One address-table lookup of a v0 message. */
-export interface WireLookup {
-  table: Uint8Array;
-  writableIndexes: Uint8Array;
-  readonlyIndexes: Uint8Array;
-}
-
-/** A parsed message; byte fields are views into the original buffer. */
-export interface WireMessage {
-  version: 'legacy' | 0;
-  numRequiredSignatures: number;
-  numReadonlySigned: number;
-  numReadonlyUnsigned: number;
-  staticKeys: Uint8Array[];
-  recentBlockhash: Uint8Array;
-  instructions: WireInstruction[];
-  lookups: WireLookup[];
-}
-
-/** A parsed transaction: `bytes` is exactly the serialized transaction, trailing bytes dropped. */
+/** A decoded transaction: `bytes` is exactly the serialized transaction, trailing bytes dropped. */
 export interface WireTransaction {
   bytes: Uint8Array;
-  signatures: Uint8Array[];
-  messageBytes: Uint8Array;
+  signatures: ReadonlyUint8Array[];
   message: WireMessage;
 }
 
-interface Cursor {
-  buf: Uint8Array;
-  pos: number;
-}
+// A transaction is its compact array of 64-byte signatures followed by its message.
+const signaturesCodec = getArrayCodec(fixCodecSize(getBytesCodec(), 64), { size: getShortU16Codec() });
+const messageCodec = getCompiledTransactionMessageCodec();
+const transactionEncoder = getStructEncoder([
+  ['signatures', signaturesCodec],
+  ['messageBytes', getBytesEncoder()],
+]);
+const versionDecoder = getTransactionVersionDecoder();
 
 function fail(reason: string): never {
   throw new WireFormatError(reason);
 }
 
-function take(c: Cursor, length: number): Uint8Array {
-  if (c.pos + length > c.buf.length) fail('io error: unexpected end of file');
-  const view = c.buf.subarray(c.pos, c.pos + length);
-  c.pos += length;
-  return view;
+function assertMinimal(encodedSize: number, readSize: number) {
+  if (encodedSize !== readSize) fail('short_vec: alias encoding');
 }
 
-function byte(c: Cursor): number {
-  if (c.pos >= c.buf.length) fail('io error: unexpected end of file');
-  return c.buf[c.pos++] as number;
-}
-
-// compact-u16 ("short_vec"): 1-3 bytes, 7 bits each; aliases (non-minimal forms) and overflow are
-// refused exactly as the Rust decoder refuses them.
-function compactU16(c: Cursor): number {
-  const b0 = byte(c);
-  if (b0 < 0x80) return b0;
-  const b1 = byte(c);
-  if (b1 === 0) fail('short_vec: alias encoding');
-  if (b1 < 0x80) return (b0 & 0x7f) | (b1 << 7);
-  const b2 = byte(c);
-  if (b2 === 0) fail('short_vec: alias encoding');
-  if (b2 > 0x03) fail('short_vec: overflow');
-  return (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
-}
-
-function readMessage(c: Cursor): WireMessage {
-  const first = byte(c);
-  let version: 'legacy' | 0 = 'legacy';
-  let numRequiredSignatures = first;
-  if (first & 0x80) {
-    if ((first & 0x7f) !== 0) fail(`invalid value: unsupported message version ${first & 0x7f}`);
-    version = 0;
-    numRequiredSignatures = byte(c);
+// Kit's decoding errors become WireFormatErrors: malformed bytes are the sender's mistake.
+function reading<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (isSolanaError(error)) throw new WireFormatError(error.message, { cause: error });
+    throw error;
   }
-  const numReadonlySigned = byte(c);
-  const numReadonlyUnsigned = byte(c);
-  const keyCount = compactU16(c);
-  const staticKeys: Uint8Array[] = new Array(keyCount);
-  for (let i = 0; i < keyCount; i++) staticKeys[i] = take(c, 32);
-  const recentBlockhash = take(c, 32);
-  const ixCount = compactU16(c);
-  const instructions: WireInstruction[] = new Array(ixCount);
-  for (let i = 0; i < ixCount; i++) {
-    const programIdIndex = byte(c);
-    const accounts = take(c, compactU16(c));
-    const data = take(c, compactU16(c));
-    instructions[i] = { programIdIndex, accounts, data };
-  }
-  const lookups: WireLookup[] = [];
-  if (version === 0) {
-    const lookupCount = compactU16(c);
-    for (let i = 0; i < lookupCount; i++) {
-      const table = take(c, 32);
-      const writableIndexes = take(c, compactU16(c));
-      const readonlyIndexes = take(c, compactU16(c));
-      lookups.push({ table, writableIndexes, readonlyIndexes });
-    }
-  }
-  return {
-    version,
-    numRequiredSignatures,
-    numReadonlySigned,
-    numReadonlyUnsigned,
-    staticKeys,
-    recentBlockhash,
-    instructions,
-    lookups,
-  };
 }
 
-/** Parses a serialized transaction; throws WireFormatError when the bytes are malformed. */
-export function parseWireTransaction(bytes: Uint8Array): WireTransaction {
-  const c: Cursor = { buf: bytes, pos: 0 };
-  const signatureCount = compactU16(c);
-  const signatures: Uint8Array[] = new Array(signatureCount);
-  for (let i = 0; i < signatureCount; i++) signatures[i] = take(c, 64);
-  const messageStart = c.pos;
-  const message = readMessage(c);
-  return {
-    bytes: bytes.subarray(0, c.pos),
-    signatures,
-    messageBytes: bytes.subarray(messageStart, c.pos),
-    message,
-  };
+function readMessage(bytes: Uint8Array, offset: number): [WireMessage, number] {
+  // Kit also reads v1 messages; the runtime does not.
+  const [version] = versionDecoder.read(bytes, offset);
+  if (version !== 'legacy' && version !== 0) fail(`invalid value: unsupported message version ${version}`);
+  const [message, end] = messageCodec.read(bytes, offset);
+  assertMinimal(messageCodec.getSizeFromValue(message), end - offset);
+  return [message as WireMessage, end];
 }
 
-/** Parses a serialized message (as `getFeeForMessage` receives it). */
-export function parseWireMessage(bytes: Uint8Array): WireMessage {
-  return readMessage({ buf: bytes, pos: 0 });
+/** Decodes a serialized transaction; throws WireFormatError when the bytes are malformed. */
+export function decodeWireTransaction(bytes: Uint8Array): WireTransaction {
+  return reading(() => {
+    const [signatures, messageStart] = signaturesCodec.read(bytes, 0);
+    assertMinimal(signaturesCodec.getSizeFromValue(signatures), messageStart);
+    const [message, end] = readMessage(bytes, messageStart);
+    return { bytes: bytes.subarray(0, end), signatures, message };
+  });
+}
+
+/** Decodes a serialized message (as `getFeeForMessage` receives it). */
+export function decodeWireMessage(bytes: Uint8Array): WireMessage {
+  return reading(() => readMessage(bytes, 0)[0]);
+}
+
+// Kit types what it encodes as read-only; it is a fresh array, which LiteSVM's binding takes as is.
+const writable = (bytes: ReadonlyUint8Array) => bytes as Uint8Array;
+
+/** Serializes a message: the bytes its signatures sign. */
+export function encodeWireMessage(message: WireMessage): Uint8Array {
+  return writable(messageCodec.encode(message));
+}
+
+/** Serializes a transaction from its signatures and its serialized message. */
+export function encodeWireTransaction(
+  signatures: ReadonlyUint8Array[],
+  messageBytes: ReadonlyUint8Array,
+): Uint8Array {
+  return writable(transactionEncoder.encode({ signatures, messageBytes }));
+}
+
+/** The transaction signed as `transaction` is, with another blockhash (simulation's replacement). */
+export function withBlockhash(transaction: WireTransaction, blockhash: string): WireTransaction {
+  const message = { ...transaction.message, lifetimeToken: blockhash };
+  const { signatures } = transaction;
+  return { bytes: encodeWireTransaction(signatures, encodeWireMessage(message)), signatures, message };
+}
+
+/** The address-table lookups of a message (none in a legacy one). */
+export function lookupsOf(message: WireMessage) {
+  return message.version === 0 ? (message.addressTableLookups ?? []) : [];
 }
 
 /** Whether static key `index` is writable according to the message header. */
 export function isStaticKeyWritable(message: WireMessage, index: number): boolean {
-  const signed = message.numRequiredSignatures;
-  if (index < signed) return index < signed - message.numReadonlySigned;
-  return index < message.staticKeys.length - message.numReadonlyUnsigned;
+  const { numSignerAccounts, numReadonlySignerAccounts, numReadonlyNonSignerAccounts } = message.header;
+  if (index < numSignerAccounts) return index < numSignerAccounts - numReadonlySignerAccounts;
+  return index < message.staticAccounts.length - numReadonlyNonSignerAccounts;
 }

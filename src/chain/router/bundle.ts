@@ -24,6 +24,16 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /** Intermediate accounts created by the CreateRoute transaction (each adds a signature). */
 export const MAX_HOPS_IN_CREATE_ROUTE_TX = 5;
+/**
+ * The same on a native-mint route, whose CreateRoute transaction also wraps the source's SOL (and
+ * closes the wrapped-SOL account it opened): one intermediate account fewer leaves room for that.
+ */
+export const MAX_HOPS_IN_NATIVE_CREATE_ROUTE_TX = 4;
+
+/** Intermediate accounts the CreateRoute transaction of a route on this mint creates. */
+export function hopsInCreateRoute(native: boolean): number {
+  return native ? MAX_HOPS_IN_NATIVE_CREATE_ROUTE_TX : MAX_HOPS_IN_CREATE_ROUTE_TX;
+}
 /** Intermediate accounts created by one AddHops transaction. */
 export const MAX_HOPS_IN_ADD_HOPS_TX = 8;
 /** Step states created by one session-init transaction. */
@@ -102,7 +112,7 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
   let registered = existingHopCount;
   let pending = signers;
   if (route === null) {
-    const first = pending.slice(0, MAX_HOPS_IN_CREATE_ROUTE_TX);
+    const first = pending.slice(0, hopsInCreateRoute(native));
     routeInit.push([
       getCreateRouteInstruction(
         {

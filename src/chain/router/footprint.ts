@@ -4,14 +4,7 @@ import {
   STEP_ACCOUNT_SIZE,
   TOKEN_ACCOUNT_SIZE,
 } from './accounts.ts';
-import {
-  MAX_HOPS_IN_ADD_HOPS_TX,
-  MAX_HOPS_IN_CREATE_ROUTE_TX,
-  MAX_STEPS_IN_INIT_STEPS_TX,
-} from './bundle.ts';
-
-/** Solana's base fee per signature. */
-export const LAMPORTS_PER_SIGNATURE = 5_000n;
+import { hopsInCreateRoute, MAX_HOPS_IN_ADD_HOPS_TX, MAX_STEPS_IN_INIT_STEPS_TX } from './bundle.ts';
 
 /**
  * Compute-unit limits the prepared transactions request, per kind, from the measured costs in
@@ -27,39 +20,54 @@ export const COMPUTE_UNIT_LIMITS = {
 } as const;
 
 /**
- * What deploying and running a route of `hops` hops puts on chain and signs: the accounts the
- * source pays rent for (by size), which of them come back after settlement, and the transactions
- * and signatures of the bundle and of the keeper's hops. A `native` route (on the native mint)
- * delivers SOL to the recipient's wallet, so it has no recipient token account.
+ * What deploying and running a route of `hops` hops puts on chain and signs, counting every item
+ * in full (the estimate knows neither wallet): the accounts the source pays rent for (by size),
+ * which of them come back, and the transactions and signatures of the bundle and of the keeper's
+ * hops, plus the one hop's worth the keeper is funded with as a margin. A `native` route (on the
+ * native mint) delivers SOL to the recipient's wallet, so it has no recipient token account; its
+ * bundle opens a wrapped-SOL account for the source and closes it again once the route took the
+ * SOL.
  */
 export function routeFootprint(input: { hops: number; native: boolean }) {
   const { hops } = input;
   const intermediates = hops - 1;
   const addHopsTxs = Math.ceil(
-    Math.max(0, intermediates - MAX_HOPS_IN_CREATE_ROUTE_TX) / MAX_HOPS_IN_ADD_HOPS_TX,
+    Math.max(0, intermediates - hopsInCreateRoute(input.native)) / MAX_HOPS_IN_ADD_HOPS_TX,
   );
   const sessionTxs = Math.ceil(hops / MAX_STEPS_IN_INIT_STEPS_TX);
   return {
     /** The route account, its step states, and the keeper system account (which must stay rent exempt). */
     routeInitAccountSizes: [ROUTE_ACCOUNT_SIZE, ...Array<number>(hops).fill(STEP_ACCOUNT_SIZE), 0],
     orchestratorAccountSize: ORCHESTRATOR_ACCOUNT_SIZE,
-    /** Custody, the intermediate accounts and (except on a native route) the recipient's associated token account. */
-    tokenAccounts: input.native ? hops : hops + 1,
+    /**
+     * Custody, the intermediate accounts, the platform fee wallet's account for the mint, and the
+     * recipient's associated token account (on a native route, the source's wrapped-SOL account
+     * instead).
+     */
+    tokenAccounts: hops + 2,
     tokenAccountSize: TOKEN_ACCOUNT_SIZE,
     /**
-     * Token accounts whose rent returns to the source after settlement: all but the recipient's (a
-     * native route's last intermediate account is closed at settlement and its rent returns with
-     * the route account).
+     * Token accounts whose rent returns to the source: custody and the intermediate accounts after
+     * settlement (a native route's last intermediate account is closed at settlement and its rent
+     * returns with the route account), and a native route's wrapped-SOL account within its
+     * deployment. Never the recipient's or the platform's.
      */
-    refundableTokenAccounts: hops,
-    /** Signatures: keeper funding, route init (source + one per intermediate account), orchestrator, session, hops. */
-    signatures: 1 + (1 + addHopsTxs + intermediates) + 1 + sessionTxs + hops,
+    refundableTokenAccounts: input.native ? hops + 1 : hops,
+    /**
+     * Signatures: keeper funding, route init (source + one per intermediate account), orchestrator,
+     * session, hops, and the keeper's margin of one more hop.
+     */
+    signatures: 1 + (1 + addHopsTxs + intermediates) + 1 + sessionTxs + hops + 1,
+    /** Signatures of the keeper's margin, which comes back with the keeper's leftover. */
+    refundableSignatures: 1,
     computeUnits:
       COMPUTE_UNIT_LIMITS.keeperFunding +
       COMPUTE_UNIT_LIMITS.createRoute +
       addHopsTxs * COMPUTE_UNIT_LIMITS.addHops +
       COMPUTE_UNIT_LIMITS.orchestratorInit +
       sessionTxs * COMPUTE_UNIT_LIMITS.sessionInit +
-      hops * COMPUTE_UNIT_LIMITS.executeStep,
+      (hops + 1) * COMPUTE_UNIT_LIMITS.executeStep,
+    /** Compute units of the keeper's margin. */
+    refundableComputeUnits: COMPUTE_UNIT_LIMITS.executeStep,
   };
 }

@@ -193,3 +193,43 @@ export const feeEstimateSchema = z
     }),
   })
   .meta({ id: 'FeeEstimate' });
+
+const wireTransaction = z.string().describe('A base64 wire transaction.');
+
+/** The contract's "Prepared transaction bundle". */
+export const preparedBundleSchema = z
+  .object({
+    keeperFundingTx: wireTransaction
+      .nullable()
+      .describe('Moves SOL to the transfer’s keeper (v0); null once the keeper is funded.'),
+    routeInitTxs: z
+      .array(z.object({ base64: wireTransaction }))
+      .describe(
+        'Create the route (v0), partially signed by fresh intermediate accounts; empty once deployed.',
+      ),
+    orchestratorInitTx: wireTransaction
+      .nullable()
+      .describe('A legacy transaction creating the source’s orchestrator config; null if it exists.'),
+    sessionInitTxs: z
+      .array(wireTransaction)
+      .describe('Create the step states (v0); those already on chain are left out.'),
+    recentBlockhash: z.string().describe('Sign and broadcast before it expires (about 60 seconds).'),
+    lastValidBlockHeight: z.int(),
+    resume: z.object({
+      routeAlreadyDeployed: z.boolean(),
+      existingHopCount: z.int().describe('Hops whose path exists on chain (0 before the route exists).'),
+      totalHops: z.int(),
+      orchestratorAlreadyInitialized: z.boolean(),
+      completedStepIndices: z.array(z.int()),
+      totalSteps: z.int(),
+      keeperAlreadyFunded: z.boolean(),
+      nothingToDo: z.boolean().describe('True when every group is null or empty.'),
+    }),
+  })
+  .meta({ id: 'PreparedTransactionBundle' });
+
+/** `{ transfer, preparedTxs }`: what prepare answers. */
+export const prepareResponseSchema = z.object({
+  transfer: transferSchema,
+  preparedTxs: preparedBundleSchema,
+});

@@ -1,0 +1,162 @@
+import { isSignature, type Signature } from '@solana/kit';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Clock } from '../../../domain/clock.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { isExpiredQuote, type RouteRecord, type Transfer } from '../../../domain/transfer.ts';
+import { transferView } from '../../../domain/transfer-view.ts';
+import { dependencyDeadline } from '../../../quotes/pricing.ts';
+import {
+  type BroadcastReport,
+  type ConfirmDeps,
+  deploymentState,
+  verifyDeployment,
+  verifyKeeperFunding,
+} from '../../../route/confirm.ts';
+import { readRoute } from '../../../route/route-reads.ts';
+import type { RouteDeploymentStore } from '../../../store/route-deployments.ts';
+import type { TransferStore } from '../../../store/transfers.ts';
+import type { ChangeRunner } from '../../idempotency.ts';
+import { limit } from '../../rate-limit.ts';
+import { errorResponses, integerId } from '../../schemas/common.ts';
+import { transferSchema } from '../../schemas/transfers.ts';
+import { notFound } from './get-transfer.ts';
+
+/** A transaction signature: 64 bytes in base58. */
+const signature = z.string().refine((value): value is Signature => isSignature(value), {
+  error: 'must be a base58 transaction signature',
+});
+
+const confirmBody = z
+  .object({
+    routeInitSignatures: z
+      .array(signature)
+      .max(8)
+      .describe(
+        'One per `routeInitTxs` entry broadcast; `[]` on the intermediate call after keeper funding.',
+      ),
+    keeperFundingSignature: signature
+      .optional()
+      .describe('Required whenever prepare emitted a `keeperFundingTx` (MH_039), unless reported before.'),
+    orchestratorInitSignature: signature.optional().describe('Omit when `orchestratorInitTx` was null.'),
+    sessionInitSignatures: z
+      .array(signature)
+      .max(8)
+      .optional()
+      .describe('Omit when `sessionInitTxs` was empty.'),
+  })
+  .strict();
+
+/** MH_035: the transfer is not in a state that allows broadcast confirmation. */
+function notConfirmable(transfer: Transfer) {
+  return new AppError(
+    'MH_035',
+    transfer.status === 'quote'
+      ? `Transfer ${transfer.id} has no prepared bundle yet: call prepare first.`
+      : `Transfer ${transfer.id} is ${transfer.status}: there is no broadcast left to confirm.`,
+    { param: 'transferId' },
+  );
+}
+
+/**
+ * `POST /transfers/{transferId}/confirm-broadcast`: records the signatures of a broadcast bundle
+ * after verifying each on chain, and hands a route found complete on chain to the keeper network.
+ */
+export async function confirmBroadcastRoute(
+  app: FastifyInstance,
+  deps: ConfirmDeps & {
+    transfers: TransferStore;
+    routes: RouteDeploymentStore;
+    runChange: ChangeRunner;
+    clock: Clock;
+  },
+) {
+  app.withTypeProvider<ZodTypeProvider>().post(
+    '/transfers/:transferId/confirm-broadcast',
+    {
+      config: limit('confirmBroadcast'),
+      schema: {
+        tags: ['Transfers'],
+        summary: 'Confirm the broadcast bundle',
+        description:
+          'Two calls: right after keeper funding, `{ keeperFundingSignature, routeInitSignatures: [] }` (recorded, so a resumed deployment never funds the keeper twice); after every other transaction confirmed, all the signatures. The transfer becomes `processing` once the route, the orchestrator config and every step state exist on chain; before that it is answered unchanged.',
+        params: z.object({ transferId: integerId }),
+        body: confirmBody,
+        response: { 200: z.object({ transfer: transferSchema }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const found = await deps.transfers.get(request.auth.owner, request.params.transferId);
+      if (!found) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
+      if (found.status === 'expired') {
+        throw new AppError('MH_034', `Transfer ${found.id} expired at ${found.expiresAt.toISOString()}.`, {
+          param: 'transferId',
+        });
+      }
+      if ((found.status !== 'awaiting_signature' && found.status !== 'processing') || !found.route) {
+        throw notConfirmable(found);
+      }
+      const transfer = found as Transfer & { route: RouteRecord };
+      const report: BroadcastReport = request.body;
+      const options = { signal: dependencyDeadline() };
+      const now = () => deps.clock.now();
+
+      if (report.keeperFundingSignature) {
+        await verifyKeeperFunding(deps, transfer, report.keeperFundingSignature, options);
+      }
+      const deploying =
+        report.routeInitSignatures.length > 0 ||
+        report.orchestratorInitSignature !== undefined ||
+        (report.sessionInitSignatures?.length ?? 0) > 0;
+      const fundingKnown = report.keeperFundingSignature ?? transfer.route.keeperFundingSignature;
+      if (deploying && transfer.route.keeperFundingInBundle && !fundingKnown) {
+        throw new AppError(
+          'MH_039',
+          'The prepared bundle funded the keeper: send keeperFundingSignature with the signatures of the other transactions.',
+          { param: 'keeperFundingSignature' },
+        );
+      }
+      await verifyDeployment(deps, transfer, report, options);
+      const state = deploymentState(
+        await readRoute(deps.chain, deps.programAddress, transfer, options),
+        transfer.hops,
+      );
+      if (state.kind !== 'complete' && isExpiredQuote(transfer, now())) {
+        throw new AppError(
+          'MH_034',
+          `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()} before its route was deployed.`,
+          { param: 'transferId' },
+        );
+      }
+
+      const signatures = {
+        routeInit: report.routeInitSignatures,
+        sessionInit: report.sessionInitSignatures ?? [],
+        orchestrator: report.orchestratorInitSignature ?? null,
+      };
+      return deps.runChange(request, reply, async (tx) => {
+        let current = transfer as Transfer;
+        if (report.keeperFundingSignature) {
+          current = await deps.routes.recordKeeperFunding(
+            tx,
+            transfer.id,
+            report.keeperFundingSignature,
+            now(),
+          );
+        }
+        if (state.kind === 'complete') {
+          current =
+            (await deps.routes.takeOver(tx, transfer.id, {
+              signatures,
+              schedule: state.schedule,
+              now: now(),
+            })) ?? (await deps.routes.addSignatures(tx, transfer.id, signatures, now()));
+        } else if (state.kind === 'partial') {
+          current = await deps.routes.recordDeploying(tx, transfer.id, now());
+        }
+        return { transfer: transferView(current) };
+      });
+    },
+  );
+}

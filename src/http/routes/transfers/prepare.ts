@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { BlockhashReader } from '../../../chain/types.ts';
+import type { Clock } from '../../../domain/clock.ts';
+import { assertNotExpired, type Transfer } from '../../../domain/transfer.ts';
+import { transferView } from '../../../domain/transfer-view.ts';
+import { dependencyDeadline } from '../../../quotes/pricing.ts';
+import { type PrepareDeps, type PreparedBundle, prepareBundle } from '../../../route/prepare.ts';
+import type { RouteDeploymentStore } from '../../../store/route-deployments.ts';
+import type { TransferStore } from '../../../store/transfers.ts';
+import type { ChangeRunner } from '../../idempotency.ts';
+import { limit } from '../../rate-limit.ts';
+import { errorResponses, integerId, noBody } from '../../schemas/common.ts';
+import { prepareResponseSchema } from '../../schemas/transfers.ts';
+import { notFound } from './get-transfer.ts';
+
+/** The bundle of a transfer whose route is deployed already: every group empty, a fresh blockhash. */
+async function nothingToDo(
+  chain: BlockhashReader,
+  transfer: Transfer,
+  signal: AbortSignal,
+): Promise<PreparedBundle> {
+  const lifetime = await chain.getLatestBlockhash({ signal });
+  return {
+    keeperFundingTx: null,
+    routeInitTxs: [],
+    orchestratorInitTx: null,
+    sessionInitTxs: [],
+    recentBlockhash: lifetime.blockhash,
+    lastValidBlockHeight: Number(lifetime.lastValidBlockHeight),
+    resume: {
+      routeAlreadyDeployed: true,
+      existingHopCount: transfer.hops,
+      totalHops: transfer.hops,
+      orchestratorAlreadyInitialized: true,
+      completedStepIndices: Array.from({ length: transfer.hops }, (_, index) => index),
+      totalSteps: transfer.hops,
+      keeperAlreadyFunded: true,
+      nothingToDo: true,
+    },
+  };
+}
+
+/** `POST /transfers/{transferId}/prepare`: the bundle the source signs to deploy the route. */
+export async function prepareRoute(
+  app: FastifyInstance,
+  deps: PrepareDeps & {
+    transfers: TransferStore;
+    routes: RouteDeploymentStore;
+    runChange: ChangeRunner;
+    clock: Clock;
+  },
+) {
+  app.withTypeProvider<ZodTypeProvider>().post(
+    '/transfers/:transferId/prepare',
+    {
+      config: limit('prepare'),
+      schema: {
+        tags: ['Transfers'],
+        summary: 'Prepare the transaction bundle',
+        description:
+          'Probes the chain and builds the transactions `sourceOwner` signs and broadcasts, in order: `keeperFundingTx`, `routeInitTxs`, `orchestratorInitTx`, `sessionInitTxs` (skip null or empty groups). Call it again after a partial broadcast: groups already on chain are dropped and the blockhash is fresh.',
+        params: z.object({ transferId: integerId }),
+        body: noBody,
+        response: { 200: prepareResponseSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const found = await deps.transfers.get(request.auth.owner, request.params.transferId);
+      if (!found) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
+      assertNotExpired(found, deps.clock.now());
+      const signal = dependencyDeadline();
+      if (found.status !== 'quote' && found.status !== 'awaiting_signature') {
+        return { transfer: transferView(found), preparedTxs: await nothingToDo(deps.chain, found, signal) };
+      }
+      const { transfer, bundle } = await prepareBundle(deps, found, { signal });
+      return deps.runChange(request, reply, async (tx) => {
+        const prepared = bundle.resume.nothingToDo
+          ? transfer
+          : await deps.routes.recordPrepared(tx, transfer.id, {
+              keeperFundingInBundle: bundle.keeperFundingTx !== null,
+              now: deps.clock.now(),
+            });
+        return { transfer: transferView(prepared), preparedTxs: bundle };
+      });
+    },
+  );
+}

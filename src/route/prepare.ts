@@ -1,0 +1,493 @@
+import {
+  type Address,
+  type Base64EncodedWireTransaction,
+  createKeyPairSignerFromPrivateKeyBytes,
+  createNoopSigner,
+  generateKeyPairSigner,
+  type Instruction,
+} from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
+import {
+  findAssociatedTokenPda,
+  getCloseAccountInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getSyncNativeInstruction,
+  getTokenDecoder,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token';
+import {
+  decodeRouterConfig,
+  isNativeMint,
+  NATIVE_MINT_ADDRESS,
+  ORCHESTRATOR_ACCOUNT_SIZE,
+  ROUTE_ACCOUNT_SIZE,
+  STEP_ACCOUNT_SIZE,
+  TOKEN_ACCOUNT_SIZE,
+} from '../chain/router/accounts.ts';
+import { type DeploymentPlan, planDeployment } from '../chain/router/bundle.ts';
+import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
+import type { RouteTerms } from '../chain/router/instructions.ts';
+import { findRouteAddresses } from '../chain/router/pda.ts';
+import { partiallySigned, simulatedComputeUnits, type UnsignedTransaction } from '../chain/transactions.ts';
+import type {
+  AccountReader,
+  BlockhashReader,
+  CallOptions,
+  ClockReader,
+  RentReader,
+  TransactionSimulator,
+} from '../chain/types.ts';
+import type { Clock } from '../domain/clock.ts';
+import { AppError } from '../domain/errors.ts';
+import {
+  keeperFundingLamports,
+  LAMPORTS_PER_SIGNATURE,
+  priorityFeeLamports,
+  routeSchedule,
+} from '../domain/route.ts';
+import type { Transfer } from '../domain/transfer.ts';
+import type { Platform } from '../platform/platform.ts';
+import type { RouteDeploymentStore } from '../store/route-deployments.ts';
+import { readMaybeAccounts, readRoute } from './route-reads.ts';
+
+/** Reads the compute-unit prices recently paid for writing some accounts. */
+export interface PriorityFeeReader {
+  getRecentPrioritizationFees(
+    addresses: readonly Address[],
+    options?: CallOptions,
+  ): Promise<readonly { slot: bigint; prioritizationFee: bigint }[]>;
+}
+
+export interface PrepareDeps {
+  chain: AccountReader &
+    BlockhashReader &
+    ClockReader &
+    RentReader &
+    TransactionSimulator &
+    PriorityFeeReader;
+  routes: Pick<RouteDeploymentStore, 'assignRoute'>;
+  platform: Pick<
+    Platform,
+    | 'programAddress'
+    | 'configAddress'
+    | 'feeWallet'
+    | 'screeningRequired'
+    | 'routeGraceSeconds'
+    | 'priorityFeeCapMicroLamportsPerCu'
+  >;
+  clock: Clock;
+  /** The least compute-unit price a prepared transaction offers (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
+  priorityFeeFloorMicroLamportsPerCu: bigint;
+}
+
+/** The contract's "Prepared transaction bundle". */
+export interface PreparedBundle {
+  keeperFundingTx: Base64EncodedWireTransaction | null;
+  routeInitTxs: { base64: Base64EncodedWireTransaction }[];
+  orchestratorInitTx: Base64EncodedWireTransaction | null;
+  sessionInitTxs: Base64EncodedWireTransaction[];
+  recentBlockhash: string;
+  /** A block height: far below 2^53, so a JSON number holds it exactly. */
+  lastValidBlockHeight: number;
+  resume: {
+    routeAlreadyDeployed: boolean;
+    existingHopCount: number;
+    totalHops: number;
+    orchestratorAlreadyInitialized: boolean;
+    completedStepIndices: number[];
+    totalSteps: number;
+    keeperAlreadyFunded: boolean;
+    nothingToDo: boolean;
+  };
+}
+
+const tokenDecoder = getTokenDecoder();
+
+/** Percentile `p` (0..1) of some prices, 0 when there are none. */
+function percentile(values: readonly bigint[], p: number): bigint {
+  if (values.length === 0) return 0n;
+  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/** SOL with nine decimals, for messages. */
+const sol = (lamports: bigint) => {
+  const text = lamports.toString().padStart(10, '0');
+  return `${text.slice(0, -9)}.${text.slice(-9)}`.replace(/\.?0+$/, '');
+};
+
+/**
+ * The compute-unit price of a bundle: the 75th percentile of what recently landed writing the
+ * source's or the route's accounts, at least the configured floor, at most the configured cap.
+ */
+async function bundlePrice(deps: PrepareDeps, accounts: Address[], options: CallOptions): Promise<bigint> {
+  const recent = await deps.chain.getRecentPrioritizationFees(accounts, options);
+  const observed = percentile(
+    recent.map((fee) => fee.prioritizationFee),
+    0.75,
+  );
+  let price = observed;
+  if (price < deps.priorityFeeFloorMicroLamportsPerCu) price = deps.priorityFeeFloorMicroLamportsPerCu;
+  if (price > deps.platform.priorityFeeCapMicroLamportsPerCu)
+    price = deps.platform.priorityFeeCapMicroLamportsPerCu;
+  return price;
+}
+
+/**
+ * Builds the bundle the source signs to deploy a transfer's route, skipping what is already on
+ * chain: keeper funding, route creation (the fresh intermediate accounts sign here), the source's
+ * orchestrator config, and the step states. Gives the transfer its keeper first (stored, sealed,
+ * before any bundle funding it exists). Refuses with MH_016 when the source cannot pay for it.
+ */
+export async function prepareBundle(
+  deps: PrepareDeps,
+  transfer: Transfer,
+  options: CallOptions = {},
+): Promise<{ transfer: Transfer; bundle: PreparedBundle }> {
+  const { chain, platform } = deps;
+  const source = transfer.sourceOwner;
+  const mint = transfer.tokenMint;
+  const native = isNativeMint(mint);
+  const routeId = BigInt(transfer.id);
+  const addresses = await findRouteAddresses(
+    { source, routeId, hopCount: transfer.hops },
+    platform.programAddress,
+  );
+  const [lifetime, chainClock, price, keeperRent] = await Promise.all([
+    chain.getLatestBlockhash(options),
+    chain.getClock(options),
+    bundlePrice(deps, [source, addresses.route[0]], options),
+    chain.getMinimumBalanceForRentExemption(0, options),
+  ]);
+
+  const assigned = transfer.route
+    ? transfer
+    : await (async () => {
+        const privateKey = crypto.getRandomValues(new Uint8Array(32));
+        const keeper = await createKeyPairSignerFromPrivateKeyBytes(privateKey);
+        return deps.routes.assignRoute(transfer.id, {
+          routeAddress: addresses.route[0],
+          keeper: keeper.address,
+          keeperPrivateKey: privateKey,
+          keeperFundingLamports: keeperFundingLamports({
+            hops: transfer.hops,
+            rentExemptMinimum: BigInt(keeperRent),
+            hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
+            microLamportsPerCu: price,
+          }),
+          hopPriorityMicroLamports: price,
+          now: deps.clock.now(),
+        });
+      })();
+  const route = assigned.route!;
+
+  const [sourceToken] = await findAssociatedTokenPda({
+    owner: source,
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+  const [platformFeeToken] = await findAssociatedTokenPda({
+    owner: platform.feeWallet,
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+  const [recipientToken] = await findAssociatedTokenPda({
+    owner: transfer.recipientWallet,
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+  const [
+    snapshot,
+    [sourceWallet, sourceTokenAccount, feeTokenAccount, recipientTokenAccount, configAccount],
+  ] = await Promise.all([
+    readRoute(chain, platform.programAddress, { ...assigned, route }, options),
+    readMaybeAccounts(
+      chain,
+      [source, sourceToken, platformFeeToken, recipientToken, platform.configAddress],
+      options,
+    ),
+  ]);
+  if (!configAccount?.exists) {
+    throw new AppError('MH_091', 'The router is not set up on this cluster yet. Retry later.');
+  }
+  const config = decodeRouterConfig(configAccount.data);
+  const onChainRoute = snapshot.route?.data ?? null;
+  const keeperFunded = snapshot.keeper.lamports >= route.keeperFundingLamports;
+  const deploymentDone = onChainRoute !== null && onChainRoute.status !== 'deploying';
+
+  const schedule = routeSchedule({
+    t0: chainClock.unixTimestamp,
+    arrivalSeconds: transfer.arrivalSeconds,
+    hops: transfer.hops,
+    graceSeconds: platform.routeGraceSeconds,
+  });
+  const terms: RouteTerms = {
+    routeId,
+    hopCount: transfer.hops,
+    amount: transfer.amountRaw,
+    percentFeeBps: transfer.percentFeeBps,
+    // Both fee shares settle into the platform's accounts (decisions, "Fee destinations"); the
+    // integrator's share is credited from the quote when the transfer settles.
+    integratorShareBps: 0,
+    flatFeePerHopLamports: transfer.flatFeeLamportsPerHop,
+    ...schedule,
+    keeper: route.keeper,
+    recipient: transfer.recipientWallet,
+    recipientToken: native ? null : recipientToken,
+    integratorWallet: platform.feeWallet,
+    screeningRequired: platform.screeningRequired,
+  };
+  const sourceSigner = createNoopSigner(source);
+  const missingHops =
+    onChainRoute === null ? transfer.hops - 1 : transfer.hops - 1 - onChainRoute.hopsRegistered;
+  const plan = planDeployment({
+    source: sourceSigner,
+    keeper: route.keeper,
+    keeperFundingLamports: route.keeperFundingLamports,
+    terms,
+    mint,
+    sourceToken,
+    config: platform.configAddress,
+    platformFeeToken,
+    integratorFeeToken: platformFeeToken,
+    addresses,
+    hopSigners: await Promise.all(
+      Array.from({ length: deploymentDone ? 0 : missingHops }, generateKeyPairSigner),
+    ),
+    onChain: {
+      keeperFunded,
+      route: onChainRoute,
+      orchestratorExists: snapshot.orchestrator !== null,
+    },
+    programAddress: platform.programAddress,
+  });
+
+  const feeTokenMissing = !feeTokenAccount?.exists;
+  const createFeeToken = getCreateAssociatedTokenIdempotentInstruction({
+    payer: sourceSigner,
+    ata: platformFeeToken,
+    owner: platform.feeWallet,
+    mint,
+  });
+  const keeperFunding = deploymentDone
+    ? null
+    : plan.keeperFunding && [...(feeTokenMissing ? [createFeeToken] : []), ...plan.keeperFunding];
+  const routeInit = deploymentDone
+    ? []
+    : plan.routeInit.map((instructions, index) => {
+        if (index > 0 || onChainRoute !== null) return instructions;
+        return [
+          // The fee account is created with the keeper's funding unless the keeper was funded already.
+          ...(feeTokenMissing && !plan.keeperFunding ? [createFeeToken] : []),
+          ...(native ? wrapSol(sourceSigner, sourceToken, transfer.amountRaw) : []),
+          ...instructions,
+          // A wrapped-SOL account the bundle opened is closed again once the route took its SOL.
+          ...(native && !sourceTokenAccount?.exists
+            ? [getCloseAccountInstruction({ account: sourceToken, destination: source, owner: sourceSigner })]
+            : []),
+        ];
+      });
+  const orchestratorInit = deploymentDone ? null : plan.orchestratorInit;
+  const sessionInit = deploymentDone ? [] : plan.sessionInit;
+
+  const build = (instructions: Instruction[], version: 0 | 'legacy', fallbackUnits: number) =>
+    buildTransaction(
+      deps,
+      { feePayer: source, instructions, version, lifetime, microLamportsPerCu: price },
+      fallbackUnits,
+      options,
+    );
+  const [keeperFundingTx, routeInitTxs, orchestratorInitTx, sessionInitTxs] = await Promise.all([
+    keeperFunding ? build(keeperFunding, 0, COMPUTE_UNIT_LIMITS.keeperFunding) : null,
+    Promise.all(
+      routeInit.map((instructions, index) =>
+        build(
+          instructions,
+          0,
+          index === 0 && onChainRoute === null
+            ? COMPUTE_UNIT_LIMITS.createRoute
+            : COMPUTE_UNIT_LIMITS.addHops,
+        ),
+      ),
+    ),
+    orchestratorInit ? build(orchestratorInit, 'legacy', COMPUTE_UNIT_LIMITS.orchestratorInit) : null,
+    Promise.all(sessionInit.map((instructions) => build(instructions, 0, COMPUTE_UNIT_LIMITS.sessionInit))),
+  ]);
+
+  const built = [keeperFundingTx, ...routeInitTxs, orchestratorInitTx, ...sessionInitTxs].flatMap((tx) =>
+    tx ? [tx] : [],
+  );
+  await assertAffordable(deps, {
+    transfer,
+    built,
+    plan,
+    keeperFunding: keeperFunding ? route.keeperFundingLamports : 0n,
+    feeTokenCreated: feeTokenMissing && !deploymentDone && (keeperFunding !== null || onChainRoute === null),
+    routeCreated: onChainRoute === null && !deploymentDone,
+    missingHops: deploymentDone ? 0 : missingHops,
+    missingSteps: deploymentDone ? 0 : transfer.hops - plan.resume.completedStepIndices.length,
+    recipientTokenCreated: !native && !recipientTokenAccount?.exists && sessionInit.length > 0,
+    wrappedAccountOpened: native && !sourceTokenAccount?.exists && onChainRoute === null,
+    screeningDeposit: platform.screeningRequired ? config.screeningDepositLamports : 0n,
+    sourceLamports: sourceWallet?.exists ? sourceWallet.lamports : 0n,
+    sourceTokens:
+      sourceTokenAccount?.exists && sourceTokenAccount.data.length === TOKEN_ACCOUNT_SIZE
+        ? tokenDecoder.decode(sourceTokenAccount.data).amount
+        : 0n,
+    sourceToken,
+    price,
+    options,
+  });
+
+  const nothingToDo = built.length === 0;
+  return {
+    transfer: assigned,
+    bundle: {
+      keeperFundingTx: keeperFundingTx?.base64 ?? null,
+      routeInitTxs: routeInitTxs.map((tx) => ({ base64: tx.base64 })),
+      orchestratorInitTx: orchestratorInitTx?.base64 ?? null,
+      sessionInitTxs: sessionInitTxs.map((tx) => tx.base64),
+      recentBlockhash: lifetime.blockhash,
+      lastValidBlockHeight: Number(lifetime.lastValidBlockHeight),
+      resume: {
+        routeAlreadyDeployed: onChainRoute !== null && onChainRoute.hopsRegistered === transfer.hops - 1,
+        // Hops whose path exists on chain: the route's last hop (to the recipient) comes with its
+        // creation, each other one with its intermediate account.
+        existingHopCount: onChainRoute === null ? 0 : onChainRoute.hopsRegistered + 1,
+        totalHops: transfer.hops,
+        orchestratorAlreadyInitialized: snapshot.orchestrator !== null,
+        completedStepIndices: plan.resume.completedStepIndices,
+        totalSteps: transfer.hops,
+        keeperAlreadyFunded: keeperFunded,
+        nothingToDo,
+      },
+    },
+  };
+}
+
+/** Moves `amount` lamports into the source's wrapped-SOL account (creating it if needed). */
+function wrapSol(
+  source: ReturnType<typeof createNoopSigner>,
+  account: Address,
+  amount: bigint,
+): Instruction[] {
+  return [
+    getCreateAssociatedTokenIdempotentInstruction({
+      payer: source,
+      ata: account,
+      owner: source.address,
+      mint: NATIVE_MINT_ADDRESS,
+    }),
+    getTransferSolInstruction({ source, destination: account, amount }),
+    getSyncNativeInstruction({ account }),
+  ];
+}
+
+interface BuiltTransaction {
+  base64: Base64EncodedWireTransaction;
+  size: number;
+  signatures: number;
+  computeUnitLimit: number;
+}
+
+/**
+ * A bundle transaction with a compute-unit limit sized from simulating it (plus a tenth), or the
+ * program's measured figure when it cannot run before earlier transactions of the bundle land.
+ */
+async function buildTransaction(
+  deps: PrepareDeps,
+  input: Omit<UnsignedTransaction, 'computeUnitLimit'>,
+  fallbackUnits: number,
+  options: CallOptions,
+): Promise<BuiltTransaction> {
+  const simulated = await simulatedComputeUnits(deps.chain, input, options);
+  const computeUnitLimit = simulated === null ? fallbackUnits : Math.ceil(simulated * 1.1) + 1_000;
+  const signed = await partiallySigned({ ...input, computeUnitLimit });
+  return { ...signed, computeUnitLimit };
+}
+
+/**
+ * Refuses with MH_016, naming what is short, a bundle the source cannot pay for: the tokens of the
+ * route, and the lamports of every account the bundle creates, the keeper's funding, the flat
+ * fee, the screening deposit and every transaction's fees.
+ */
+async function assertAffordable(
+  deps: PrepareDeps,
+  input: {
+    transfer: Transfer;
+    built: BuiltTransaction[];
+    plan: DeploymentPlan;
+    keeperFunding: bigint;
+    feeTokenCreated: boolean;
+    routeCreated: boolean;
+    missingHops: number;
+    missingSteps: number;
+    recipientTokenCreated: boolean;
+    wrappedAccountOpened: boolean;
+    screeningDeposit: bigint;
+    sourceLamports: bigint;
+    sourceTokens: bigint;
+    sourceToken: Address;
+    price: bigint;
+    options: CallOptions;
+  },
+): Promise<void> {
+  const { transfer } = input;
+  const native = isNativeMint(transfer.tokenMint);
+  if (input.built.length === 0) return;
+  const rent = async (size: number) =>
+    BigInt(await deps.chain.getMinimumBalanceForRentExemption(size, input.options));
+  const [routeRent, tokenRent, orchestratorRent, stepRent] = await Promise.all([
+    rent(ROUTE_ACCOUNT_SIZE),
+    rent(TOKEN_ACCOUNT_SIZE),
+    rent(ORCHESTRATOR_ACCOUNT_SIZE),
+    rent(STEP_ACCOUNT_SIZE),
+  ]);
+  // What the source pays for the bundle, and in words what it pays for.
+  const costs = { lamports: 0n, items: [] as string[] };
+  const add = (lamports: bigint, item: string) => {
+    if (lamports === 0n) return;
+    costs.lamports += lamports;
+    costs.items.push(item);
+  };
+  add(
+    input.built.reduce(
+      (sum, tx) =>
+        sum +
+        LAMPORTS_PER_SIGNATURE * BigInt(tx.signatures) +
+        priorityFeeLamports(tx.computeUnitLimit, input.price),
+      0n,
+    ),
+    'transaction fees',
+  );
+  add(input.keeperFunding, "the keeper's funding");
+  add(
+    (input.routeCreated ? routeRent + tokenRent : 0n) +
+      tokenRent * BigInt(input.missingHops) +
+      (input.plan.orchestratorInit ? orchestratorRent : 0n) +
+      stepRent * BigInt(input.missingSteps) +
+      (input.recipientTokenCreated ? tokenRent : 0n) +
+      (input.feeTokenCreated ? tokenRent : 0n) +
+      (input.wrappedAccountOpened ? tokenRent : 0n),
+    'account rent',
+  );
+  if (input.routeCreated) {
+    add(transfer.totalFlatFeeLamports, 'the flat fee');
+    add(input.screeningDeposit, 'the screening deposit');
+    if (native) add(transfer.amountRaw, 'the amount');
+  }
+  if (input.sourceLamports < costs.lamports) {
+    throw new AppError(
+      'MH_016',
+      `sourceOwner ${transfer.sourceOwner} holds ${sol(input.sourceLamports)} SOL but deploying this route needs ${sol(costs.lamports)} SOL (${costs.items.join(', ')}): add at least ${costs.lamports - input.sourceLamports} lamports.`,
+      { param: 'sourceOwner' },
+    );
+  }
+  if (input.routeCreated && !native && input.sourceTokens < transfer.amountRaw) {
+    throw new AppError(
+      'MH_016',
+      `sourceOwner ${transfer.sourceOwner} holds ${input.sourceTokens} base units of ${transfer.tokenMint} in its token account ${input.sourceToken} but the route needs ${transfer.amountRaw}.`,
+      { param: 'sourceOwner' },
+    );
+  }
+}

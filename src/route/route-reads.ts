@@ -1,0 +1,38 @@
+import type { Address, EncodedAccount, MaybeEncodedAccount } from '@solana/kit';
+import { type RouteSnapshot, readRouteSnapshot } from '../chain/router/recovery.ts';
+import type { AccountReader, CallOptions } from '../chain/types.ts';
+import type { RouteRecord, Transfer } from '../domain/transfer.ts';
+
+/** The chain's answers for some addresses as kit's "maybe" accounts, in order. */
+export async function readMaybeAccounts(
+  chain: AccountReader,
+  addresses: readonly Address[],
+  options: CallOptions = {},
+): Promise<MaybeEncodedAccount[]> {
+  const accounts = await chain.getAccounts(addresses, options);
+  return accounts.map(
+    (account: EncodedAccount | null, index): MaybeEncodedAccount =>
+      account
+        ? { ...account, data: Uint8Array.from(account.data), exists: true }
+        : { address: addresses[index]!, exists: false },
+  );
+}
+
+/** Reads every account of a transfer's route: route, custody, intermediates, steps, orchestrator, keeper. */
+export function readRoute(
+  chain: AccountReader,
+  programAddress: Address,
+  transfer: Transfer & { route: RouteRecord },
+  options: CallOptions = {},
+): Promise<RouteSnapshot> {
+  return readRouteSnapshot(
+    (addresses) => readMaybeAccounts(chain, addresses, options),
+    {
+      source: transfer.sourceOwner,
+      routeId: BigInt(transfer.id),
+      hopCount: transfer.hops,
+      keeper: transfer.route.keeper,
+    },
+    programAddress,
+  );
+}

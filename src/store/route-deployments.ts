@@ -1,0 +1,267 @@
+import type { Address } from '@solana/kit';
+import type { RouteSchedule } from '../domain/route.ts';
+import type { Recovery, Transfer, TransferSignatures } from '../domain/transfer.ts';
+import type { Db, Sql } from './db.ts';
+import { appendTransferEvents } from './events.ts';
+import type { SecretBox } from './secret-box.ts';
+import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
+
+/** What the first prepare fixes for a transfer's route. */
+export interface RouteAssignment {
+  routeAddress: Address;
+  keeper: Address;
+  /** The keeper's 32-byte private key; sealed before it is stored. */
+  keeperPrivateKey: Uint8Array;
+  keeperFundingLamports: bigint;
+  hopPriorityMicroLamports: bigint;
+  now: Date;
+}
+
+/** Signatures the source reported and the service verified on chain. */
+export interface VerifiedSignatures {
+  routeInit: readonly string[];
+  sessionInit: readonly string[];
+  orchestrator: string | null;
+}
+
+/**
+ * The deployment side of a transfer: its route and keeper, the keeper's funding, and the takeover
+ * once the route is complete on chain. Every change that moves the phase writes its events in the
+ * caller's transaction.
+ */
+export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
+  /** A transfer by id; `lock` holds its row until the caller's transaction ends. */
+  async function read(sql: Sql, transferId: number, options: { lock?: boolean } = {}): Promise<Transfer> {
+    const { rows } = await sql.query<TransferRow>(
+      `SELECT * FROM transfers WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
+      [transferId],
+    );
+    if (!rows[0]) throw new Error(`transfer ${transferId} does not exist`);
+    return toTransfer(rows[0]);
+  }
+
+  return {
+    /**
+     * Gives a transfer its route address and its own keeper, unless it already has them: the keeper
+     * is stored (sealed) before any bundle funding it is handed out, and concurrent first prepares
+     * agree on one. Answers the transfer with the keeper that won.
+     */
+    async assignRoute(transferId: number, input: RouteAssignment): Promise<Transfer> {
+      const { rows } = await db.query<TransferRow>(
+        `UPDATE transfers
+            SET route_address = $2, keeper_address = $3, keeper_secret = $4, keeper_funding_lamports = $5,
+                hop_priority_micro_lamports = $6, prepared_at = $7, next_check_at = $7, updated_at = $7
+          WHERE id = $1 AND keeper_address IS NULL
+          RETURNING *`,
+        [
+          transferId,
+          input.routeAddress,
+          input.keeper,
+          secrets.seal(Buffer.from(input.keeperPrivateKey).toString('base64')),
+          input.keeperFundingLamports.toString(),
+          input.hopPriorityMicroLamports.toString(),
+          input.now,
+        ],
+      );
+      return rows[0] ? toTransfer(rows[0]) : read(db, transferId);
+    },
+
+    /** The private key of a transfer's keeper, or null before the first prepare. */
+    async keeperPrivateKey(transferId: number): Promise<Uint8Array | null> {
+      const { rows } = await db.query<{ keeper_secret: string | null }>(
+        'SELECT keeper_secret FROM transfers WHERE id = $1',
+        [transferId],
+      );
+      const sealed = rows[0]?.keeper_secret;
+      return sealed ? new Uint8Array(Buffer.from(secrets.open(sealed), 'base64')) : null;
+    },
+
+    /**
+     * Records that a bundle was handed out: a quote now awaits the source's signature, and a bundle
+     * that asked for the keeper's funding makes its signature required.
+     */
+    async recordPrepared(tx: Sql, transferId: number, input: { keeperFundingInBundle: boolean; now: Date }) {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers
+            SET status = CASE WHEN status = 'quote' THEN 'awaiting_signature' ELSE status END,
+                keeper_funding_in_bundle = keeper_funding_in_bundle OR $2, updated_at = $3
+          WHERE id = $1
+          RETURNING *`,
+        [transferId, input.keeperFundingInBundle, input.now],
+      );
+      return toTransfer(rows[0]!);
+    },
+
+    /**
+     * Records that the keeper is funded: by the verified signature the source reported (the first
+     * one counts), or as seen on chain (null). A transfer still `quoted` moves to phase `funding`.
+     */
+    async recordKeeperFunding(
+      tx: Sql,
+      transferId: number,
+      signature: string | null,
+      now: Date,
+    ): Promise<Transfer> {
+      const before = await read(tx, transferId, { lock: true });
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers
+            SET keeper_funding_signature = coalesce(keeper_funding_signature, $2),
+                phase = CASE WHEN phase = 'quoted' THEN 'funding' ELSE phase END, updated_at = $3
+          WHERE id = $1
+          RETURNING *`,
+        [transferId, signature, now],
+      );
+      const transfer = toTransfer(rows[0]!);
+      if (before.phase !== transfer.phase) {
+        await appendTransferEvents(tx, transfer, ['transfer.phase_changed'], now);
+      }
+      return transfer;
+    },
+
+    /** A route found partly on chain: phase `deploying` (from `quoted` or `funding`). */
+    async recordDeploying(tx: Sql, transferId: number, now: Date): Promise<Transfer> {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers SET phase = 'deploying', updated_at = $2
+          WHERE id = $1 AND status = 'awaiting_signature' AND phase IN ('quoted', 'funding')
+          RETURNING *`,
+        [transferId, now],
+      );
+      if (!rows[0]) return read(tx, transferId);
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(tx, transfer, ['transfer.phase_changed'], now);
+      return transfer;
+    },
+
+    /**
+     * Takes over a route found complete on chain: status `processing`, phase `executing`, the
+     * deposit received now, the schedule as deployed and the verified signatures, with events
+     * `deposit_confirmed`, `processing` and `phase_changed`. Only one caller takes a transfer over;
+     * the others (another process, the reconciler) get null.
+     */
+    async takeOver(
+      tx: Sql,
+      transferId: number,
+      input: { signatures: VerifiedSignatures; schedule: RouteSchedule; now: Date },
+    ): Promise<Transfer | null> {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers
+            SET status = 'processing', phase = 'executing', deposit_received_at = $2, updated_at = $2,
+                first_release_at = $3, interval_seconds = $4, deadline_at = $5,
+                signatures = jsonb_set(jsonb_set(signatures, '{routeInit}', $6::jsonb), '{sessionInit}', $7::jsonb),
+                orchestrator_signature = coalesce($8, orchestrator_signature)
+          WHERE id = $1 AND status = 'awaiting_signature'
+          RETURNING *`,
+        [
+          transferId,
+          input.now,
+          input.schedule.firstReleaseAt.toString(),
+          input.schedule.intervalSecs,
+          input.schedule.deadlineAt.toString(),
+          JSON.stringify(input.signatures.routeInit),
+          JSON.stringify(input.signatures.sessionInit),
+          input.signatures.orchestrator,
+        ],
+      );
+      if (!rows[0]) return null;
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(
+        tx,
+        transfer,
+        ['transfer.deposit_confirmed', 'transfer.processing', 'transfer.phase_changed'],
+        input.now,
+      );
+      return transfer;
+    },
+
+    /**
+     * A deployment abandoned with nothing of it on chain (its keeper's lamports already returned):
+     * status and phase `expired`, events `phase_changed` and `expired`.
+     */
+    async expireDeployment(tx: Sql, transferId: number, now: Date): Promise<Transfer | null> {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $2, updated_at = $2
+          WHERE id = $1 AND status = 'awaiting_signature'
+          RETURNING *`,
+        [transferId, now],
+      );
+      if (!rows[0]) return null;
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
+      return transfer;
+    },
+
+    /**
+     * A route that cannot proceed while funds are locked in it (a deployment abandoned half-way):
+     * status `failed`, phase `recoverable`, why in `lastError`, what the source can rescue in
+     * `recovery`; events `phase_changed`, `failed` and `recoverable`.
+     */
+    async markRecoverable(
+      tx: Sql,
+      transferId: number,
+      input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
+    ): Promise<Transfer | null> {
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers SET status = 'failed', phase = 'recoverable', last_error = $2::jsonb, recovery = $3::jsonb,
+                updated_at = $4
+          WHERE id = $1 AND status = 'awaiting_signature'
+          RETURNING *`,
+        [
+          transferId,
+          JSON.stringify({ ...input.lastError, at: input.now.toISOString() }),
+          JSON.stringify(recoveryRow(input.recovery)),
+          input.now,
+        ],
+      );
+      if (!rows[0]) return null;
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(
+        tx,
+        transfer,
+        ['transfer.phase_changed', 'transfer.failed', 'transfer.recoverable'],
+        input.now,
+      );
+      return transfer;
+    },
+
+    /**
+     * Prepared transfers due for a look at the chain, each claimed for `leaseMs` (so several
+     * processes share the work and a crashed one's claim lapses), oldest check first.
+     */
+    async claimAwaitingDeployment(now: Date, leaseMs: number, limit: number): Promise<Transfer[]> {
+      const { rows } = await db.query<TransferRow>(
+        `UPDATE transfers SET next_check_at = $1::timestamptz + $2 * interval '1 millisecond'
+          WHERE id IN (SELECT id FROM transfers
+                        WHERE status = 'awaiting_signature' AND next_check_at <= $1
+                        ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+          RETURNING *`,
+        [now, leaseMs, limit],
+      );
+      return rows.map(toTransfer);
+    },
+
+    /** Adds verified signatures a transfer already taken over did not have yet. */
+    async addSignatures(
+      tx: Sql,
+      transferId: number,
+      input: VerifiedSignatures,
+      now: Date,
+    ): Promise<Transfer> {
+      const current = await read(tx, transferId, { lock: true });
+      const merge = (known: readonly string[], more: readonly string[]) => [...new Set([...known, ...more])];
+      const signatures: TransferSignatures = {
+        ...current.signatures,
+        routeInit: merge(current.signatures.routeInit, input.routeInit),
+        sessionInit: merge(current.signatures.sessionInit, input.sessionInit),
+      };
+      const { rows } = await tx.query<TransferRow>(
+        `UPDATE transfers SET signatures = $2::jsonb, orchestrator_signature = coalesce(orchestrator_signature, $3),
+                updated_at = $4
+          WHERE id = $1 RETURNING *`,
+        [transferId, JSON.stringify(signatures), input.orchestrator, now],
+      );
+      return toTransfer(rows[0]!);
+    },
+  };
+}
+
+export type RouteDeploymentStore = ReturnType<typeof createRouteDeploymentStore>;

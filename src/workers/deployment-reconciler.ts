@@ -1,0 +1,49 @@
+import type { Logger } from 'pino';
+import { type ReconcileDeps, reconcileDeployment } from '../route/reconcile.ts';
+import { runPeriodically } from './periodic.ts';
+
+/**
+ * Looks at the chain for every prepared transfer, every `intervalMs` (decisions: 30 s), until its
+ * deployment is over: takes over routes found complete, and settles abandoned deployments as
+ * expired or recoverable (src/route/reconcile.ts). Several processes share the work: each transfer
+ * is claimed for one interval, so a crashed process's claims come back.
+ */
+export function createDeploymentReconciler(
+  deps: ReconcileDeps & {
+    log: Pick<Logger, 'info' | 'warn' | 'error'>;
+    intervalMs?: number;
+    batchSize?: number;
+  },
+) {
+  const intervalMs = deps.intervalMs ?? 30_000;
+  const batchSize = deps.batchSize ?? 50;
+  /** Reconciles every transfer due now; answers how many it looked at. */
+  async function runOnce(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const due = await deps.routes.claimAwaitingDeployment(deps.clock.now(), intervalMs, batchSize);
+      for (const transfer of due) {
+        try {
+          const after = await reconcileDeployment(deps, transfer);
+          if (after.phase !== transfer.phase) {
+            deps.log.info(
+              { transferId: transfer.id, from: transfer.phase, to: after.phase },
+              'deployment reconciled',
+            );
+          }
+        } catch (error) {
+          // Claimed for one interval: the next round tries again.
+          deps.log.warn({ err: error, transferId: transfer.id }, 'reconciling a deployment failed');
+        }
+      }
+      total += due.length;
+      if (due.length < batchSize) return total;
+    }
+  }
+
+  return runPeriodically({
+    runOnce,
+    intervalMs,
+    onError: (error) => deps.log.error({ err: error }, 'deployment reconciliation failed'),
+  });
+}
