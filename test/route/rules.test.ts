@@ -1,0 +1,64 @@
+// The rules of prepare, confirm-broadcast and the funding endpoints that the happy paths do not
+// reach: whose transfer it is, expired quotes, resumed bundles, a route deployed around its keeper.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
+import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
+import { createMint } from '../helpers/chain.ts';
+import { broadcastBundle } from '../helpers/wallet.ts';
+import { confirmBroadcast, fundSource, prepare, quoteRoute, UNLIMITED } from './helpers.ts';
+
+describe('prepare and confirm-broadcast, rule by rule', () => {
+  let t: TestApp;
+  let caller: Caller;
+  let usdc: Address;
+  before(async () => {
+    t = await createTestApp();
+    caller = await t.newCaller('test', UNLIMITED);
+    usdc = await createMint(t.chain, { decimals: 6 });
+  });
+  after(() => t.close());
+
+  /** A funded source and its 3-hop transfer of 250 tokens. */
+  async function quoted(): Promise<{ id: number; source: KeyPairSigner }> {
+    const source = await generateKeyPairSigner();
+    await fundSource(t, source.address, { lamports: 20_000_000_000n, mint: usdc, tokens: 1_000_000_000n });
+    const recipient = (await generateKeyPairSigner()).address;
+    const { id } = await quoteRoute(caller, { source: source.address, recipient, hops: 3, mint: usdc });
+    return { id, source };
+  }
+
+  /** The transfer's status and phase as GET shows them. */
+  const state = async (id: number) => {
+    const transfer = (await caller.get(`/api/v1/transfers/${id}`)).json();
+    return [transfer.status, transfer.phase];
+  };
+
+  test('another integration’s transfer, or another mode’s, is MH_030 on every deployment call, and stays untouched', async () => {
+    const { id } = await quoted();
+    const stranger = await t.newCaller('test', UNLIMITED);
+    const live = await t.newCaller('live', UNLIMITED);
+    for (const other of [stranger, live]) {
+      for (const [path, body] of [
+        ['prepare', undefined],
+        ['confirm-broadcast', { routeInitSignatures: [] }],
+        ['funding/refresh', undefined],
+        ['funding/confirm', { timeoutSeconds: 1 }],
+      ] as const) {
+        for (const transferId of [id, 987654321]) {
+          const response = await other.post(`/api/v1/transfers/${transferId}/${path}`, body);
+          assert.equal(response.statusCode, 404, `${path}: ${response.body}`);
+          assert.deepEqual(
+            [response.json().error.code, response.json().error.param],
+            ['MH_030', 'transferId'],
+          );
+        }
+      }
+    }
+    const { rows } = await t.database.db.query('SELECT keeper_address FROM transfers WHERE id = $1', [id]);
+    assert.deepEqual(rows, [{ keeper_address: null }], 'no keeper given by a stranger’s prepare');
+    assert.deepEqual(await state(id), ['quote', 'quoted']);
+  });
+
+
+});
