@@ -60,5 +60,12 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
     assert.deepEqual(await state(id), ['quote', 'quoted']);
   });
 
-
+  test('a quote past expiresAt is MH_034 for confirm-broadcast too, before the expiry worker gets to it', async () => {
+    const { id } = await quoted();
+    t.clock.advance(15 * 60_000);
+    assert.deepEqual(await state(id), ['quote', 'quoted'], 'the expiry worker has not run');
+    const response = await confirmBroadcast(caller, id, { routeInitSignatures: [] });
+    assert.equal(response.statusCode, 410, response.body);
+    assert.deepEqual([response.json().error.code, response.json().error.param], ['MH_034', 'transferId']);
+  });
 });

@@ -4,7 +4,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../../domain/clock.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { isExpiredQuote, type RouteRecord, type Transfer } from '../../../domain/transfer.ts';
+import {
+  assertNotExpired,
+  isExpiredQuote,
+  type RouteRecord,
+  type Transfer,
+} from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import { dependencyDeadline } from '../../../quotes/pricing.ts';
 import {
@@ -89,11 +94,9 @@ export async function confirmBroadcastRoute(
     async (request, reply) => {
       const found = await deps.transfers.get(request.auth.owner, request.params.transferId);
       if (!found) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
-      if (found.status === 'expired') {
-        throw new AppError('MH_034', `Transfer ${found.id} expired at ${found.expiresAt.toISOString()}.`, {
-          param: 'transferId',
-        });
-      }
+      // A quote past expiresAt is expired even before the expiry worker marks it; a prepared
+      // transfer past it may still have its complete route taken over (below).
+      if (found.status !== 'awaiting_signature') assertNotExpired(found, deps.clock.now());
       if ((found.status !== 'awaiting_signature' && found.status !== 'processing') || !found.route) {
         throw notConfirmable(found);
       }
