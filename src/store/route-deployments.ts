@@ -77,14 +77,15 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
     },
 
     /**
-     * Records that a bundle was handed out: a quote now awaits the source's signature, and a bundle
-     * that asked for the keeper's funding makes its signature required.
+     * Records that a bundle was handed out: a quote now awaits the source's signature, and whether
+     * this bundle asked for the keeper's funding decides whether its signature is required (a
+     * resumed bundle leaves out a keeper already funded on chain, whoever reported it).
      */
     async recordPrepared(tx: Sql, transferId: number, input: { keeperFundingInBundle: boolean; now: Date }) {
       const { rows } = await tx.query<TransferRow>(
         `UPDATE transfers
             SET status = CASE WHEN status = 'quote' THEN 'awaiting_signature' ELSE status END,
-                keeper_funding_in_bundle = keeper_funding_in_bundle OR $2, updated_at = $3
+                keeper_funding_in_bundle = $2, updated_at = $3
           WHERE id = $1
           RETURNING *`,
         [transferId, input.keeperFundingInBundle, input.now],

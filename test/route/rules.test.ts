@@ -68,4 +68,20 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
     assert.equal(response.statusCode, 410, response.body);
     assert.deepEqual([response.json().error.code, response.json().error.param], ['MH_034', 'transferId']);
   });
+
+  test('a resumed bundle without keeperFundingTx (the keeper funded on chain, never reported) needs no keeperFundingSignature', async () => {
+    const { id, source } = await quoted();
+    const first = (await prepare(caller, id)).preparedTxs;
+    // The wallet funds the keeper, then its process dies before the intermediate call.
+    await broadcastBundle(t.chain.chain, source, first, { through: 'keeperFunding' });
+    t.clock.advance(2_000);
+    const resumed = (await prepare(caller, id)).preparedTxs;
+    assert.equal(resumed.keeperFundingTx, null);
+    assert.equal(resumed.resume.keeperAlreadyFunded, true);
+    const sent = await broadcastBundle(t.chain.chain, source, resumed);
+    assert.equal(sent.keeperFundingSignature, undefined);
+    const final = await confirmBroadcast(caller, id, sent);
+    assert.equal(final.statusCode, 200, final.body);
+    assert.equal(final.json().transfer.status, 'processing');
+  });
 });
