@@ -44,7 +44,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
   if (transfer.status !== 'awaiting_signature' || !transfer.route) return transfer;
   const deployed = transfer as Transfer & { route: RouteRecord };
   const snapshot = await readRoute(deps.chain, deps.programAddress, deployed);
-  const state = deploymentState(snapshot, transfer.hops);
+  const state = deploymentState(snapshot, deployed);
   const now = deps.clock.now();
   const abandoned = now.getTime() >= transfer.expiresAt.getTime() + ABANDONED_AFTER_MS;
   const id = transfer.id;

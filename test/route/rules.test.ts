@@ -6,7 +6,7 @@ import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { broadcastBundle } from '../helpers/wallet.ts';
-import { confirmBroadcast, fundSource, prepare, quoteRoute, UNLIMITED } from './helpers.ts';
+import { confirmBroadcast, fundSource, lamportsOf, prepare, quoteRoute, UNLIMITED } from './helpers.ts';
 
 describe('prepare and confirm-broadcast, rule by rule', () => {
   let t: TestApp;
@@ -16,6 +16,9 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
     t = await createTestApp();
     caller = await t.newCaller('test', UNLIMITED);
     usdc = await createMint(t.chain, { decimals: 6 });
+    // The platform's fee account for the mint exists, as after its first route: no bundle here
+    // creates it along with the keeper's funding.
+    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, usdc, { amount: 0n });
   });
   after(() => t.close());
 
@@ -83,5 +86,67 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
     const final = await confirmBroadcast(caller, id, sent);
     assert.equal(final.statusCode, 200, final.body);
     assert.equal(final.json().transfer.status, 'processing');
+  });
+
+  test('a route deployed without its keeper’s funding is not taken over: prepare offers the funding until it lands', async () => {
+    const { id, source } = await quoted();
+    const { preparedTxs } = await prepare(caller, id);
+    // A wallet that sent every transaction at once, whose keeper funding was dropped.
+    const sent = await broadcastBundle(t.chain.chain, source, { ...preparedTxs, keeperFundingTx: null });
+    const refreshed = (await caller.post(`/api/v1/transfers/${id}/funding/refresh`)).json().transfer;
+    assert.deepEqual([refreshed.status, refreshed.phase], ['awaiting_signature', 'deploying']);
+    await t.reconciler.runOnce();
+    assert.deepEqual(
+      await state(id),
+      ['awaiting_signature', 'deploying'],
+      'a keeper without SOL runs no hop',
+    );
+    const unfunded = await confirmBroadcast(caller, id, sent);
+    assert.equal(unfunded.statusCode, 400, unfunded.body);
+    assert.equal(unfunded.json().error.code, 'MH_039');
+
+    t.clock.advance(2_000);
+    const resumed = (await prepare(caller, id)).preparedTxs;
+    assert.ok(resumed.keeperFundingTx, 'the keeper’s funding is still to be sent');
+    assert.deepEqual(
+      [
+        resumed.routeInitTxs.length,
+        resumed.orchestratorInitTx,
+        resumed.sessionInitTxs.length,
+        resumed.resume.routeAlreadyDeployed,
+        resumed.resume.keeperAlreadyFunded,
+        resumed.resume.nothingToDo,
+      ],
+      [0, null, 0, true, false, false],
+    );
+    const funding = await broadcastBundle(t.chain.chain, source, resumed);
+    const final = await confirmBroadcast(caller, id, {
+      ...sent,
+      ...funding,
+      routeInitSignatures: sent.routeInitSignatures,
+    });
+    assert.equal(final.statusCode, 200, final.body);
+    assert.deepEqual(
+      [final.json().transfer.status, final.json().transfer.phase],
+      ['processing', 'executing'],
+    );
+  });
+
+  test('a final confirm after the reconciler’s takeover records its signatures, though the keeper has spent on hops', async () => {
+    const { id, source } = await quoted();
+    const sent = await broadcastBundle(t.chain.chain, source, (await prepare(caller, id)).preparedTxs);
+    await t.reconciler.runOnce();
+    assert.deepEqual(await state(id), ['processing', 'executing']);
+    const { rows } = await t.database.db.query<{ keeper_address: Address }>(
+      'SELECT keeper_address FROM transfers WHERE id = $1',
+      [id],
+    );
+    const keeper = rows[0]!.keeper_address;
+    // As after the first hop: the keeper paid its fee.
+    await t.chain.cheats.setAccount(keeper, { lamports: (await lamportsOf(t, keeper)) - 5_000n });
+    const final = await confirmBroadcast(caller, id, sent);
+    assert.equal(final.statusCode, 200, final.body);
+    assert.deepEqual(final.json().transfer.signatures.routeInit, sent.routeInitSignatures);
+    assert.deepEqual(final.json().transfer.signatures.sessionInit, sent.sessionInitSignatures);
   });
 });

@@ -85,7 +85,7 @@ export async function confirmBroadcastRoute(
         tags: ['Transfers'],
         summary: 'Confirm the broadcast bundle',
         description:
-          'Two calls: right after keeper funding, `{ keeperFundingSignature, routeInitSignatures: [] }` (recorded, so a resumed deployment never funds the keeper twice); after every other transaction confirmed, all the signatures. The transfer becomes `processing` once the route, the orchestrator config and every step state exist on chain; before that it is answered unchanged.',
+          'Two calls: right after keeper funding, `{ keeperFundingSignature, routeInitSignatures: [] }` (recorded, so a resumed deployment never funds the keeper twice); after every other transaction confirmed, all the signatures. The transfer becomes `processing` once the route, the orchestrator config and every step state exist on chain and the keeper holds its funding; before that it is answered unchanged.',
         params: z.object({ transferId: integerId }),
         body: confirmBody,
         response: { 200: z.object({ transfer: transferSchema }), ...errorResponses },
@@ -121,11 +121,13 @@ export async function confirmBroadcastRoute(
         );
       }
       await verifyDeployment(deps, transfer, report, options);
-      const state = deploymentState(
-        await readRoute(deps.chain, deps.programAddress, transfer, options),
-        transfer.hops,
-      );
-      if (state.kind !== 'complete' && isExpiredQuote(transfer, now())) {
+      // A route taken over already (by an earlier confirm or the reconciler) only gains the
+      // signatures it lacked: its keeper may have spent on hops since, so it is not looked at again.
+      const state =
+        transfer.status === 'processing'
+          ? null
+          : deploymentState(await readRoute(deps.chain, deps.programAddress, transfer, options), transfer);
+      if (state !== null && state.kind !== 'complete' && isExpiredQuote(transfer, now())) {
         throw new AppError(
           'MH_034',
           `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()} before its route was deployed.`,
@@ -148,7 +150,9 @@ export async function confirmBroadcastRoute(
             now(),
           );
         }
-        if (state.kind === 'complete') {
+        if (state === null) {
+          current = await deps.routes.addSignatures(tx, transfer.id, signatures, now());
+        } else if (state.kind === 'complete') {
           current =
             (await deps.routes.takeOver(tx, transfer.id, {
               signatures,
