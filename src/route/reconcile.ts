@@ -69,9 +69,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
       code: 'MH_031',
       message: `The route's deployment was left unfinished ${ABANDONED_AFTER_MS / 60_000} minutes past the quote's expiry; rescue returns everything it holds to the source.`,
     };
-    return deps.db.transaction(
-      async (tx) => (await deps.routes.markRecoverable(tx, id, { lastError, recovery, now })) ?? transfer,
-    );
+    return deps.db.transaction((tx) => deps.routes.markRecoverable(tx, id, { lastError, recovery, now }));
   }
   if (!abandoned) {
     if (transfer.phase !== 'quoted' || snapshot.keeper.lamports < deployed.route.keeperFundingLamports)
@@ -90,5 +88,5 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
       }),
     ]);
   }
-  return deps.db.transaction(async (tx) => (await deps.routes.expireDeployment(tx, id, now)) ?? transfer);
+  return deps.db.transaction((tx) => deps.routes.expireDeployment(tx, id, now));
 }
