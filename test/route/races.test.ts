@@ -71,7 +71,7 @@ describe('prepare and the workers, at their worst moments', () => {
     ]);
   });
 
-  for (const laterSlot of [false]) {
+  for (const laterSlot of [false, true]) {
     test(`an abandoned deployment settled by two refreshes at once${laterSlot ? ', the second a slot later' : ''}: the keeper’s lamports return once, both answer it expired`, async () => {
       const { id, source } = await quoted();
       const { preparedTxs } = await prepare(caller, id);
