@@ -1,7 +1,7 @@
 // What route tests do as an integrator: fund a source wallet, estimate and create its transfer,
 // prepare, confirm the broadcast; and what they read back: balances and the transfer's events.
 import assert from 'node:assert/strict';
-import type { Address } from '@solana/kit';
+import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { type Caller, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import type { Bundle } from '../helpers/wallet.ts';
@@ -66,6 +66,19 @@ export async function quoteRoute(
     amountRaw: BigInt(terms.amountRaw),
     estimate: estimate.json(),
   };
+}
+
+/** A fresh source holding 20 SOL and 1,000 tokens of `mint`, and its transfer of 250 of them. */
+export async function quotedTokenRoute(
+  t: Pick<TestApp, 'chain'>,
+  caller: Caller,
+  mint: Address,
+  hops = 3,
+): Promise<Quoted & { source: KeyPairSigner }> {
+  const source = await generateKeyPairSigner();
+  await fundSource(t, source.address, { lamports: 20_000_000_000n, mint, tokens: 1_000_000_000n });
+  const recipient = (await generateKeyPairSigner()).address;
+  return { source, ...(await quoteRoute(caller, { source: source.address, recipient, hops, mint })) };
 }
 
 /** Prepares a transfer's bundle, asserting the call succeeded. */

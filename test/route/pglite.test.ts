@@ -2,7 +2,7 @@
 // conditional updates and outbox writes of prepare and confirm-broadcast behave as on PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Address, generateKeyPairSigner } from '@solana/kit';
+import type { Address } from '@solana/kit';
 import { createPgliteDb } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
@@ -13,10 +13,9 @@ import {
   DEPLOYED_EVENTS,
   eventTypes,
   expectedLamportsSpent,
-  fundSource,
   lamportsOf,
   prepare,
-  quoteRoute,
+  quotedTokenRoute,
   tokensOf,
   UNLIMITED,
 } from './helpers.ts';
@@ -37,16 +36,8 @@ describe('deploying a route on embedded PGlite', () => {
     await t.database.drop();
   });
 
-  /** A funded source and its transfer of 250 tokens over `hops` hops. */
-  async function quoted(hops: number) {
-    const source = await generateKeyPairSigner();
-    await fundSource(t, source.address, { lamports: 20_000_000_000n, mint: usdc, tokens: 1_000_000_000n });
-    const recipient = (await generateKeyPairSigner()).address;
-    return { source, ...(await quoteRoute(caller, { source: source.address, recipient, hops, mint: usdc })) };
-  }
-
   test('prepare, broadcast, both confirm-broadcast calls: processing, the source paying the estimate', async () => {
-    const route = await quoted(3);
+    const route = await quotedTokenRoute(t, caller, usdc, 3);
     const spent = await expectedLamportsSpent(t, route);
     const lamportsBefore = await lamportsOf(t, route.source.address);
     const { transfer, preparedTxs } = await prepare(caller, route.id);
@@ -79,7 +70,7 @@ describe('deploying a route on embedded PGlite', () => {
   });
 
   test('a broadcast interrupted after the route’s creation resumes through prepare', async () => {
-    const route = await quoted(10);
+    const route = await quotedTokenRoute(t, caller, usdc, 10);
     const first = (await prepare(caller, route.id)).preparedTxs;
     const sent = await broadcastBundle(t.chain.chain, route.source, first, { through: 'routeInit' });
     t.clock.advance(2_000);

@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setImmediate } from 'node:timers/promises';
-import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
+import type { Address } from '@solana/kit';
 import { pino } from 'pino';
 import type { Db } from '../../src/store/db.ts';
 import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { broadcastBundle } from '../helpers/wallet.ts';
-import { eventTypes, fundSource, lamportsOf, prepare, quoteRoute, UNLIMITED } from './helpers.ts';
+import { eventTypes, lamportsOf, prepare, quotedTokenRoute, UNLIMITED } from './helpers.ts';
 
 describe('prepare and the workers, at their worst moments', () => {
   let t: TestApp;
@@ -37,17 +37,8 @@ describe('prepare and the workers, at their worst moments', () => {
   });
   after(() => t.close());
 
-  /** A funded source and its 3-hop transfer of 250 tokens. */
-  async function quoted(): Promise<{ id: number; source: KeyPairSigner }> {
-    const source = await generateKeyPairSigner();
-    await fundSource(t, source.address, { lamports: 20_000_000_000n, mint: usdc, tokens: 1_000_000_000n });
-    const recipient = (await generateKeyPairSigner()).address;
-    const { id } = await quoteRoute(caller, { source: source.address, recipient, hops: 3, mint: usdc });
-    return { id, source };
-  }
-
   test('a quote the expiry worker expires while prepare builds its bundle is MH_034: no bundle handed out', async () => {
-    const { id } = await quoted();
+    const { id } = await quotedTokenRoute(t, caller, usdc);
     const expiry = createExpiryWorker({
       transfers: t.store.transfers,
       clock: t.clock,
@@ -73,7 +64,7 @@ describe('prepare and the workers, at their worst moments', () => {
 
   for (const laterSlot of [false, true]) {
     test(`an abandoned deployment settled by two refreshes at once${laterSlot ? ', the second a slot later' : ''}: the keeper’s lamports return once, both answer it expired`, async () => {
-      const { id, source } = await quoted();
+      const { id, source } = await quotedTokenRoute(t, caller, usdc);
       const { preparedTxs } = await prepare(caller, id);
       await broadcastBundle(t.chain.chain, source, preparedTxs, { through: 'keeperFunding' });
       const { rows } = await t.database.db.query<{ keeper_address: Address }>(

@@ -2,11 +2,11 @@
 // reach: whose transfer it is, expired quotes, resumed bundles, a route deployed around its keeper.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
+import type { Address } from '@solana/kit';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { broadcastBundle } from '../helpers/wallet.ts';
-import { confirmBroadcast, fundSource, lamportsOf, prepare, quoteRoute, UNLIMITED } from './helpers.ts';
+import { confirmBroadcast, lamportsOf, prepare, quotedTokenRoute, UNLIMITED } from './helpers.ts';
 
 describe('prepare and confirm-broadcast, rule by rule', () => {
   let t: TestApp;
@@ -22,15 +22,6 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
   });
   after(() => t.close());
 
-  /** A funded source and its 3-hop transfer of 250 tokens. */
-  async function quoted(): Promise<{ id: number; source: KeyPairSigner }> {
-    const source = await generateKeyPairSigner();
-    await fundSource(t, source.address, { lamports: 20_000_000_000n, mint: usdc, tokens: 1_000_000_000n });
-    const recipient = (await generateKeyPairSigner()).address;
-    const { id } = await quoteRoute(caller, { source: source.address, recipient, hops: 3, mint: usdc });
-    return { id, source };
-  }
-
   /** The transfer's status and phase as GET shows them. */
   const state = async (id: number) => {
     const transfer = (await caller.get(`/api/v1/transfers/${id}`)).json();
@@ -38,7 +29,7 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
   };
 
   test('another integration’s transfer, or another mode’s, is MH_030 on every deployment call, and stays untouched', async () => {
-    const { id } = await quoted();
+    const { id } = await quotedTokenRoute(t, caller, usdc);
     const stranger = await t.newCaller('test', UNLIMITED);
     const live = await t.newCaller('live', UNLIMITED);
     for (const other of [stranger, live]) {
@@ -64,7 +55,7 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
   });
 
   test('a quote past expiresAt is MH_034 for confirm-broadcast too, before the expiry worker gets to it', async () => {
-    const { id } = await quoted();
+    const { id } = await quotedTokenRoute(t, caller, usdc);
     t.clock.advance(15 * 60_000);
     assert.deepEqual(await state(id), ['quote', 'quoted'], 'the expiry worker has not run');
     const response = await confirmBroadcast(caller, id, { routeInitSignatures: [] });
@@ -73,7 +64,7 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
   });
 
   test('a resumed bundle without keeperFundingTx (the keeper funded on chain, never reported) needs no keeperFundingSignature', async () => {
-    const { id, source } = await quoted();
+    const { id, source } = await quotedTokenRoute(t, caller, usdc);
     const first = (await prepare(caller, id)).preparedTxs;
     // The wallet funds the keeper, then its process dies before the intermediate call.
     await broadcastBundle(t.chain.chain, source, first, { through: 'keeperFunding' });
@@ -89,7 +80,7 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
   });
 
   test('a route deployed without its keeper’s funding is not taken over: prepare offers the funding until it lands', async () => {
-    const { id, source } = await quoted();
+    const { id, source } = await quotedTokenRoute(t, caller, usdc);
     const { preparedTxs } = await prepare(caller, id);
     // A wallet that sent every transaction at once, whose keeper funding was dropped.
     const sent = await broadcastBundle(t.chain.chain, source, { ...preparedTxs, keeperFundingTx: null });
@@ -133,7 +124,7 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
   });
 
   test('a final confirm after the reconciler’s takeover records its signatures, though the keeper has spent on hops', async () => {
-    const { id, source } = await quoted();
+    const { id, source } = await quotedTokenRoute(t, caller, usdc);
     const sent = await broadcastBundle(t.chain.chain, source, (await prepare(caller, id)).preparedTxs);
     await t.reconciler.runOnce();
     assert.deepEqual(await state(id), ['processing', 'executing']);

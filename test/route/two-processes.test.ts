@@ -5,11 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   type Address,
-  generateKeyPairSigner,
   getBase64Encoder,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
-  type KeyPairSigner,
 } from '@solana/kit';
 import { type Caller, callerFor, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
@@ -18,9 +16,8 @@ import {
   confirmBroadcast,
   DEPLOYED_EVENTS,
   eventTypes,
-  fundSource,
   prepare,
-  quoteRoute,
+  quotedTokenRoute,
   UNLIMITED,
 } from './helpers.ts';
 
@@ -51,21 +48,12 @@ describe('two processes on one database', () => {
   /** The caller on app `i % 2`: requests spread over both processes. */
   const on = (i: number) => callers[i % 2]!;
 
-  /** A funded source and its 3-hop transfer, created through app a. */
-  async function quoted(): Promise<{ id: number; source: KeyPairSigner }> {
-    const source = await generateKeyPairSigner();
-    await fundSource(a, source.address, { lamports: 20_000_000_000n, mint: usdc, tokens: 1_000_000_000n });
-    const recipient = (await generateKeyPairSigner()).address;
-    const { id } = await quoteRoute(on(0), { source: source.address, recipient, hops: 3, mint: usdc });
-    return { id, source };
-  }
-
   /**
    * Prepares through app a, funds the keeper and reports it (phase `funding`), then broadcasts the
    * rest; answers what the final report says.
    */
   async function broadcast(): Promise<{ id: number; sent: BroadcastSignatures }> {
-    const { id, source } = await quoted();
+    const { id, source } = await quotedTokenRoute(a, on(0), usdc);
     const { preparedTxs } = await prepare(on(0), id);
     const funding = await broadcastBundle(a.chain.chain, source, preparedTxs, { through: 'keeperFunding' });
     const intermediate = await confirmBroadcast(on(0), id, { ...funding, routeInitSignatures: [] });
@@ -88,7 +76,7 @@ describe('two processes on one database', () => {
   }
 
   test('ten concurrent prepares over both processes fix one keeper and one route; every bundle funds that keeper', async () => {
-    const { id, source } = await quoted();
+    const { id, source } = await quotedTokenRoute(a, on(0), usdc);
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) => on(i).post(`/api/v1/transfers/${id}/prepare`)),
     );
