@@ -140,4 +140,17 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
     assert.deepEqual(final.json().transfer.signatures.routeInit, sent.routeInitSignatures);
     assert.deepEqual(final.json().transfer.signatures.sessionInit, sent.sessionInitSignatures);
   });
+
+  test('any confirm-broadcast after a bundle with keeperFundingTx needs keeperFundingSignature until one is recorded (MH_039)', async () => {
+    const { id, source } = await quotedTokenRoute(t, caller, usdc);
+    const { preparedTxs } = await prepare(caller, id);
+    const bare = await confirmBroadcast(caller, id, { routeInitSignatures: [] });
+    assert.equal(bare.statusCode, 400, bare.body);
+    assert.deepEqual([bare.json().error.code, bare.json().error.param], ['MH_039', 'keeperFundingSignature']);
+    const funding = await broadcastBundle(t.chain.chain, source, preparedTxs, { through: 'keeperFunding' });
+    const intermediate = await confirmBroadcast(caller, id, { ...funding, routeInitSignatures: [] });
+    assert.equal(intermediate.json().transfer.phase, 'funding', intermediate.body);
+    const again = await confirmBroadcast(caller, id, { routeInitSignatures: [] });
+    assert.equal(again.statusCode, 200, 'recorded once, it need not be sent again');
+  });
 });

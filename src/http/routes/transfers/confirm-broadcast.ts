@@ -108,15 +108,11 @@ export async function confirmBroadcastRoute(
       if (report.keeperFundingSignature) {
         await verifyKeeperFunding(deps, transfer, report.keeperFundingSignature, options);
       }
-      const deploying =
-        report.routeInitSignatures.length > 0 ||
-        report.orchestratorInitSignature !== undefined ||
-        (report.sessionInitSignatures?.length ?? 0) > 0;
       const fundingKnown = report.keeperFundingSignature ?? transfer.route.keeperFundingSignature;
-      if (deploying && transfer.route.keeperFundingInBundle && !fundingKnown) {
+      if (transfer.route.keeperFundingInBundle && !fundingKnown) {
         throw new AppError(
           'MH_039',
-          'The prepared bundle funded the keeper: send keeperFundingSignature with the signatures of the other transactions.',
+          'The prepared bundle funds the keeper: send keeperFundingSignature, the signature of its keeperFundingTx (once recorded, it need not be sent again).',
           { param: 'keeperFundingSignature' },
         );
       }
