@@ -27,13 +27,20 @@ export type DeploymentState =
 
 /**
  * Whether the route is deployed: the route account active (or beyond), every step state and the
- * source's orchestrator config on chain. The keeper network takes over only a complete route.
+ * source's orchestrator config on chain, and the keeper funded (it pays every hop). The keeper
+ * network takes over only a complete route.
  */
-export function deploymentState(snapshot: RouteSnapshot, hops: number): DeploymentState {
+export function deploymentState(
+  snapshot: RouteSnapshot,
+  transfer: Pick<Transfer, 'hops'> & { route: Pick<RouteRecord, 'keeperFundingLamports'> },
+): DeploymentState {
   const route = snapshot.route?.data;
   if (!route) return { kind: 'absent' };
   const complete =
-    route.status !== 'deploying' && snapshot.orchestrator !== null && snapshot.steps.length === hops;
+    route.status !== 'deploying' &&
+    snapshot.orchestrator !== null &&
+    snapshot.steps.length === transfer.hops &&
+    snapshot.keeper.lamports >= transfer.route.keeperFundingLamports;
   if (!complete) return { kind: 'partial' };
   return {
     kind: 'complete',

@@ -269,9 +269,12 @@ export async function prepareBundle(
     owner: platform.feeWallet,
     mint,
   });
-  const keeperFunding = deploymentDone
-    ? null
-    : plan.keeperFunding && [...(feeTokenMissing ? [createFeeToken] : []), ...plan.keeperFunding];
+  // Offered whenever the keeper lacks its funding, even under a deployed route: it pays every hop,
+  // and the route is not taken over without it.
+  const keeperFunding = plan.keeperFunding && [
+    ...(feeTokenMissing ? [createFeeToken] : []),
+    ...plan.keeperFunding,
+  ];
   const routeInit = deploymentDone
     ? []
     : plan.routeInit.map((instructions, index) => {
@@ -322,7 +325,7 @@ export async function prepareBundle(
     built,
     plan,
     keeperFunding: keeperFunding ? route.keeperFundingLamports : 0n,
-    feeTokenCreated: feeTokenMissing && !deploymentDone && (keeperFunding !== null || onChainRoute === null),
+    feeTokenCreated: feeTokenMissing && (keeperFunding !== null || onChainRoute === null),
     routeCreated: onChainRoute === null && !deploymentDone,
     missingHops: deploymentDone ? 0 : missingHops,
     missingSteps: deploymentDone ? 0 : transfer.hops - plan.resume.completedStepIndices.length,

@@ -5,7 +5,7 @@ import type { AccountReader, ClockReader } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { LAMPORTS_PER_SIGNATURE } from '../domain/route.ts';
 import type { Recovery, RouteRecord, Transfer } from '../domain/transfer.ts';
-import { sendAndConfirm, type TransactionChain } from '../platform/send.ts';
+import { PlatformTransactionError, sendAndConfirm, type TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { RouteDeploymentStore } from '../store/route-deployments.ts';
 import { deploymentState } from './confirm.ts';
@@ -44,7 +44,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
   if (transfer.status !== 'awaiting_signature' || !transfer.route) return transfer;
   const deployed = transfer as Transfer & { route: RouteRecord };
   const snapshot = await readRoute(deps.chain, deps.programAddress, deployed);
-  const state = deploymentState(snapshot, transfer.hops);
+  const state = deploymentState(snapshot, deployed);
   const now = deps.clock.now();
   const abandoned = now.getTime() >= transfer.expiresAt.getTime() + ABANDONED_AFTER_MS;
   const id = transfer.id;
@@ -69,9 +69,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
       code: 'MH_031',
       message: `The route's deployment was left unfinished ${ABANDONED_AFTER_MS / 60_000} minutes past the quote's expiry; rescue returns everything it holds to the source.`,
     };
-    return deps.db.transaction(
-      async (tx) => (await deps.routes.markRecoverable(tx, id, { lastError, recovery, now })) ?? transfer,
-    );
+    return deps.db.transaction((tx) => deps.routes.markRecoverable(tx, id, { lastError, recovery, now }));
   }
   if (!abandoned) {
     if (transfer.phase !== 'quoted' || snapshot.keeper.lamports < deployed.route.keeperFundingLamports)
@@ -82,13 +80,20 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
   if (snapshot.keeper.lamports > LAMPORTS_PER_SIGNATURE) {
     const privateKey = await deps.routes.keeperPrivateKey(id);
     const keeper = await createKeyPairSignerFromPrivateKeyBytes(privateKey!);
-    await sendAndConfirm(deps.chain, keeper, [
-      getTransferSolInstruction({
-        source: keeper,
-        destination: transfer.sourceOwner,
-        amount: snapshot.keeper.lamports - LAMPORTS_PER_SIGNATURE,
-      }),
-    ]);
+    try {
+      await sendAndConfirm(deps.chain, keeper, [
+        getTransferSolInstruction({
+          source: keeper,
+          destination: transfer.sourceOwner,
+          amount: snapshot.keeper.lamports - LAMPORTS_PER_SIGNATURE,
+        }),
+      ]);
+    } catch (error) {
+      // Another process (a refresh, the reconciler elsewhere) may have returned them since the
+      // snapshot: then this transaction could not pay, and there is nothing left to return.
+      const left = (await deps.chain.getAccount(keeper.address))?.lamports ?? 0n;
+      if (!(error instanceof PlatformTransactionError) || left > LAMPORTS_PER_SIGNATURE) throw error;
+    }
   }
-  return deps.db.transaction(async (tx) => (await deps.routes.expireDeployment(tx, id, now)) ?? transfer);
+  return deps.db.transaction((tx) => deps.routes.expireDeployment(tx, id, now));
 }

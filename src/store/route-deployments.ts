@@ -77,14 +77,15 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
     },
 
     /**
-     * Records that a bundle was handed out: a quote now awaits the source's signature, and a bundle
-     * that asked for the keeper's funding makes its signature required.
+     * Records that a bundle was handed out: a quote now awaits the source's signature, and whether
+     * this bundle asked for the keeper's funding decides whether its signature is required (a
+     * resumed bundle leaves out a keeper already funded on chain, whoever reported it).
      */
     async recordPrepared(tx: Sql, transferId: number, input: { keeperFundingInBundle: boolean; now: Date }) {
       const { rows } = await tx.query<TransferRow>(
         `UPDATE transfers
             SET status = CASE WHEN status = 'quote' THEN 'awaiting_signature' ELSE status END,
-                keeper_funding_in_bundle = keeper_funding_in_bundle OR $2, updated_at = $3
+                keeper_funding_in_bundle = $2, updated_at = $3
           WHERE id = $1
           RETURNING *`,
         [transferId, input.keeperFundingInBundle, input.now],
@@ -175,16 +176,17 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
 
     /**
      * A deployment abandoned with nothing of it on chain (its keeper's lamports already returned):
-     * status and phase `expired`, events `phase_changed` and `expired`.
+     * status and phase `expired`, events `phase_changed` and `expired`. Answers the transfer as it
+     * is now, also when another process settled it first.
      */
-    async expireDeployment(tx: Sql, transferId: number, now: Date): Promise<Transfer | null> {
+    async expireDeployment(tx: Sql, transferId: number, now: Date): Promise<Transfer> {
       const { rows } = await tx.query<TransferRow>(
         `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $2, updated_at = $2
           WHERE id = $1 AND status = 'awaiting_signature'
           RETURNING *`,
         [transferId, now],
       );
-      if (!rows[0]) return null;
+      if (!rows[0]) return read(tx, transferId);
       const transfer = toTransfer(rows[0]);
       await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
       return transfer;
@@ -193,13 +195,14 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
     /**
      * A route that cannot proceed while funds are locked in it (a deployment abandoned half-way):
      * status `failed`, phase `recoverable`, why in `lastError`, what the source can rescue in
-     * `recovery`; events `phase_changed`, `failed` and `recoverable`.
+     * `recovery`; events `phase_changed`, `failed` and `recoverable`. Answers the transfer as it is
+     * now, also when another process settled it first.
      */
     async markRecoverable(
       tx: Sql,
       transferId: number,
       input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
-    ): Promise<Transfer | null> {
+    ): Promise<Transfer> {
       const { rows } = await tx.query<TransferRow>(
         `UPDATE transfers SET status = 'failed', phase = 'recoverable', last_error = $2::jsonb, recovery = $3::jsonb,
                 updated_at = $4
@@ -212,7 +215,7 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
           input.now,
         ],
       );
-      if (!rows[0]) return null;
+      if (!rows[0]) return read(tx, transferId);
       const transfer = toTransfer(rows[0]);
       await appendTransferEvents(
         tx,

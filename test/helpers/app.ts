@@ -64,6 +64,11 @@ export type TestAppOptions = Partial<
   redis?: Redis;
   /** A database shared with another app (as two processes share one); otherwise a fresh one. */
   database?: TestDatabase;
+  /**
+   * Another app of the same deployment, as a second process is: this app shares its database,
+   * chain, platform and clock (and leaves closing them to it).
+   */
+  peer?: TestApp;
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
   authCacheMs?: number;
@@ -83,11 +88,11 @@ export type TestAppOptions = Partial<
 /** A fresh key for idempotent POSTs. */
 export const idempotencyKey = () => `test-${randomBytes(8).toString('hex')}`;
 
-/** Builds the real app on a fresh PostgreSQL database, with a manual clock. */
-export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase({ poolSize: options.poolSize ?? 10 }));
-  const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
-  const clock = createManualClock(new Date('2026-06-01T12:00:00.000Z'));
+/** The embedded chain following `clock`, with the platform set up on it as local mode does. */
+async function startTestChain(
+  clock: ReturnType<typeof createManualClock>,
+  options: TestAppOptions['platform'] = {},
+): Promise<{ chain: LocalChain; platform: Platform }> {
   const platform = await createPlatform({
     keys: generatePlatformKeys(),
     programAddress: ROUTER_PROGRAM_ADDRESS,
@@ -96,30 +101,39 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       screeningRequired: false,
       routeGraceSeconds: 3600,
       priorityFeeCapMicroLamportsPerCu: 1_000_000n,
-      ...options.platform?.settings,
+      ...options.settings,
     },
   });
   const upgradeAuthority =
-    options.platform?.upgradeAuthority === undefined
-      ? platform.admin.address
-      : options.platform.upgradeAuthority;
+    options.upgradeAuthority === undefined ? platform.admin.address : options.upgradeAuthority;
   const chain = await startLocalChain({
     rpcPort: 0,
     autoTick: false,
     clock,
     programs: [await localRouterDeployment(platform.programAddress, upgradeAuthority)],
   });
-  const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
   const setUp = {
     chain: chain.chain,
     airdrop: chain.cheats.airdrop,
     platform,
-    platformAdmin,
+    platformAdmin: createPlatformAdmin({ chain: chain.chain, platform }),
     log: pino({ level: 'silent' }),
   };
-  if (options.platform?.initialised === false) await fundLocalWallets(setUp);
+  if (options.initialised === false) await fundLocalWallets(setUp);
   else if ((await setUpLocalPlatform(setUp)).config !== 'initialized')
     throw new Error('the test platform could not be initialised');
+  return { chain, platform };
+}
+
+/** Builds the real app on a fresh PostgreSQL database, with a manual clock. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const peer = options.peer;
+  const database =
+    peer?.database ?? options.database ?? (await createTestDatabase({ poolSize: options.poolSize ?? 10 }));
+  const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
+  const clock = peer?.clock ?? createManualClock(new Date('2026-06-01T12:00:00.000Z'));
+  const { chain, platform } = peer ?? (await startTestChain(clock, options.platform));
+  const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(ENCRYPTION_KEY),
@@ -199,6 +213,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await sender.close();
+      if (peer) return;
       await chain.close();
       if (!options.database) await database.drop();
     },

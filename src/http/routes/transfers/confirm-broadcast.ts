@@ -4,7 +4,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../../domain/clock.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { isExpiredQuote, type RouteRecord, type Transfer } from '../../../domain/transfer.ts';
+import {
+  assertNotExpired,
+  isExpiredQuote,
+  type RouteRecord,
+  type Transfer,
+} from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import { dependencyDeadline } from '../../../quotes/pricing.ts';
 import {
@@ -80,7 +85,7 @@ export async function confirmBroadcastRoute(
         tags: ['Transfers'],
         summary: 'Confirm the broadcast bundle',
         description:
-          'Two calls: right after keeper funding, `{ keeperFundingSignature, routeInitSignatures: [] }` (recorded, so a resumed deployment never funds the keeper twice); after every other transaction confirmed, all the signatures. The transfer becomes `processing` once the route, the orchestrator config and every step state exist on chain; before that it is answered unchanged.',
+          'Two calls: right after keeper funding, `{ keeperFundingSignature, routeInitSignatures: [] }` (recorded, so a resumed deployment never funds the keeper twice); after every other transaction confirmed, all the signatures. The transfer becomes `processing` once the route, the orchestrator config and every step state exist on chain and the keeper holds its funding; before that it is answered unchanged.',
         params: z.object({ transferId: integerId }),
         body: confirmBody,
         response: { 200: z.object({ transfer: transferSchema }), ...errorResponses },
@@ -89,11 +94,9 @@ export async function confirmBroadcastRoute(
     async (request, reply) => {
       const found = await deps.transfers.get(request.auth.owner, request.params.transferId);
       if (!found) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
-      if (found.status === 'expired') {
-        throw new AppError('MH_034', `Transfer ${found.id} expired at ${found.expiresAt.toISOString()}.`, {
-          param: 'transferId',
-        });
-      }
+      // A quote past expiresAt is expired even before the expiry worker marks it; a prepared
+      // transfer past it may still have its complete route taken over (below).
+      if (found.status !== 'awaiting_signature') assertNotExpired(found, deps.clock.now());
       if ((found.status !== 'awaiting_signature' && found.status !== 'processing') || !found.route) {
         throw notConfirmable(found);
       }
@@ -105,24 +108,22 @@ export async function confirmBroadcastRoute(
       if (report.keeperFundingSignature) {
         await verifyKeeperFunding(deps, transfer, report.keeperFundingSignature, options);
       }
-      const deploying =
-        report.routeInitSignatures.length > 0 ||
-        report.orchestratorInitSignature !== undefined ||
-        (report.sessionInitSignatures?.length ?? 0) > 0;
       const fundingKnown = report.keeperFundingSignature ?? transfer.route.keeperFundingSignature;
-      if (deploying && transfer.route.keeperFundingInBundle && !fundingKnown) {
+      if (transfer.route.keeperFundingInBundle && !fundingKnown) {
         throw new AppError(
           'MH_039',
-          'The prepared bundle funded the keeper: send keeperFundingSignature with the signatures of the other transactions.',
+          'The prepared bundle funds the keeper: send keeperFundingSignature, the signature of its keeperFundingTx (once recorded, it need not be sent again).',
           { param: 'keeperFundingSignature' },
         );
       }
       await verifyDeployment(deps, transfer, report, options);
-      const state = deploymentState(
-        await readRoute(deps.chain, deps.programAddress, transfer, options),
-        transfer.hops,
-      );
-      if (state.kind !== 'complete' && isExpiredQuote(transfer, now())) {
+      // A route taken over already (by an earlier confirm or the reconciler) only gains the
+      // signatures it lacked: its keeper may have spent on hops since, so it is not looked at again.
+      const state =
+        transfer.status === 'processing'
+          ? null
+          : deploymentState(await readRoute(deps.chain, deps.programAddress, transfer, options), transfer);
+      if (state !== null && state.kind !== 'complete' && isExpiredQuote(transfer, now())) {
         throw new AppError(
           'MH_034',
           `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()} before its route was deployed.`,
@@ -145,7 +146,9 @@ export async function confirmBroadcastRoute(
             now(),
           );
         }
-        if (state.kind === 'complete') {
+        if (state === null) {
+          current = await deps.routes.addSignatures(tx, transfer.id, signatures, now());
+        } else if (state.kind === 'complete') {
           current =
             (await deps.routes.takeOver(tx, transfer.id, {
               signatures,

@@ -82,6 +82,9 @@ export async function prepareRoute(
               keeperFundingInBundle: bundle.keeperFundingTx !== null,
               now: deps.clock.now(),
             });
+        // The expiry worker may have expired the quote while its bundle was built: a bundle handed
+        // out now would put a route on chain that nothing watches.
+        if (prepared.status === 'expired') assertNotExpired(prepared, deps.clock.now());
         return { transfer: transferView(prepared), preparedTxs: bundle };
       });
     },
