@@ -217,7 +217,13 @@ export async function prepareBundle(
       })
     : transfer;
   const route = assigned.route!;
-  const snapshot = await readRoute(chain, platform.programAddress, { ...assigned, route }, options);
+  const snapshot = await readRoute(
+    chain,
+    platform.programAddress,
+    { ...assigned, route },
+    options,
+    addresses,
+  );
   if (!configAccount?.exists) {
     throw new AppError('MH_091', 'The router is not set up on this cluster yet. Retry later.');
   }
