@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { setTimeout } from 'node:timers/promises';
 import {
   type Address,
@@ -67,6 +69,13 @@ async function serverMs(requestId: string): Promise<number> {
     await setTimeout(1);
   }
   throw new Error(`no request log line for ${requestId}`);
+}
+
+/** CPU time a process has used so far, in ms, as Linux accounts it (clock ticks of `getconf CLK_TCK`). */
+const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
 async function call<T>(
@@ -180,9 +189,17 @@ try {
     };
   }
 
-  /** Prepare through the API: the server's time for it, and the bundle it answered. */
-  async function viaApi(hops: number): Promise<{ ms: number; bundle: BaselineBundle }> {
+  /** One measured call: its time, the CPU every process but the client's spent on it, and its bundle. */
+  interface Sample {
+    ms: number;
+    cpuMs: number;
+    bundle: BaselineBundle;
+  }
+
+  /** Prepare through the API: the server's time for it, and the service process's CPU. */
+  async function viaApi(hops: number): Promise<Sample> {
     const transfer = await freshTransfer(hops);
+    const cpuBefore = processCpuMs(service.pid);
     const requestId = `bench-${randomBytes(8).toString('hex')}`;
     const { preparedTxs } = await call<{
       preparedTxs: {
@@ -198,15 +215,23 @@ try {
       ...preparedTxs,
       routeInitTxs: preparedTxs.routeInitTxs.map(({ base64 }) => base64),
     } as BaselineBundle;
-    return { ms: await serverMs(requestId), bundle };
+    const ms = await serverMs(requestId);
+    return { ms, cpuMs: processCpuMs(service.pid) - cpuBefore, bundle };
   }
 
-  /** The baseline on a transfer of its own (a fresh quote too, so its route is as fresh). */
-  async function direct(hops: number): Promise<{ ms: number; bundle: BaselineBundle }> {
+  /**
+   * The baseline on a transfer of its own (a fresh quote too, so its route is as fresh): its wall
+   * time, and the CPU of this process and of the service's (the chain answering it).
+   */
+  async function direct(hops: number): Promise<Sample> {
     const transfer = await freshTransfer(hops);
+    const serviceBefore = processCpuMs(service.pid);
+    const ownBefore = process.cpuUsage();
     const started = performance.now();
     const bundle = await baseline(transfer);
-    return { ms: performance.now() - started, bundle };
+    const ms = performance.now() - started;
+    const own = process.cpuUsage(ownBefore);
+    return { ms, cpuMs: processCpuMs(service.pid) - serviceBefore + (own.user + own.system) / 1000, bundle };
   }
 
   // Both sides must build the same transactions: the same groups, of the same sizes.
@@ -239,14 +264,21 @@ try {
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const perRound = new Map(scenarios.map((scenario) => [scenario.name, [] as number[][]]));
+  const cpu = new Map(scenarios.map((scenario) => [scenario.name, [] as number[]]));
   for (let round = 0; round < ROUNDS; round++) {
     const samples = new Map(scenarios.map((scenario) => [scenario.name, [] as number[]]));
     for (let index = 0; index < SAMPLES; index++) {
-      for (const scenario of scenarios)
-        samples.get(scenario.name)!.push((await scenario.run(scenario.hops)).ms);
+      for (const scenario of scenarios) {
+        const sample = await scenario.run(scenario.hops);
+        samples.get(scenario.name)!.push(sample.ms);
+        cpu.get(scenario.name)!.push(sample.cpuMs);
+      }
     }
     for (const [name, values] of samples) perRound.get(name)!.push(values);
   }
+  // CPU is accounted in clock ticks (10 ms): only a mean over many samples means anything.
+  const meanCpu = (name: string) =>
+    cpu.get(name)!.reduce((sum, value) => sum + value, 0) / cpu.get(name)!.length;
 
   const ms = (value: number) => Math.round(value * 10) / 10;
   const roundMedians = (name: string) => perRound.get(name)!.map(median);
@@ -257,20 +289,34 @@ try {
       scenario.name,
       ms(median(roundMedians(scenario.name))),
       ms(sorted[Math.floor(sorted.length * 0.9)]!),
+      ms(meanCpu(scenario.name)),
       all.length,
     ];
   });
-  const ratios = HOPS.map((hops) => {
+  const ratios = HOPS.flatMap((hops) => {
     const [prepare, base] = scenarios.filter((scenario) => scenario.hops === hops).map((s) => s.name);
     const bases = roundMedians(base!);
     const ratio = median(roundMedians(prepare!).map((value, round) => value / bases[round]!));
-    return [`prepare / baseline, ${hops} hops`, `${ratio.toFixed(2)}x`, `≤ ${TARGET}x`];
+    return [
+      [`prepare / baseline, ${hops} hops`, `${ratio.toFixed(2)}x`, `≤ ${TARGET}x`],
+      [
+        `CPU: prepare / baseline, ${hops} hops`,
+        `${(meanCpu(prepare!) / meanCpu(base!)).toFixed(2)}x`,
+        '(reference)',
+      ],
+    ];
   });
   process.stdout.write(
-    `${markdownTable(['scenario', 'median ms (median round)', 'p90 ms (all rounds)', 'samples'], rows)}\n\n${markdownTable(
-      ['ratio (median of per-round ratios of medians)', 'measured', 'target'],
-      ratios,
-    )}\n`,
+    `${markdownTable(
+      [
+        'scenario',
+        'median ms (median round)',
+        'p90 ms (all rounds)',
+        'mean CPU ms (service + baseline processes)',
+        'samples',
+      ],
+      rows,
+    )}\n\n${markdownTable(['ratio (time: median of per-round ratios of medians)', 'measured', 'target'], ratios)}\n`,
   );
 } finally {
   await service.stop();
