@@ -26,7 +26,11 @@ import { type BaselineBundle, createPrepareBaseline } from './lib/prepare-baseli
  * and partially signed directly with `@solana/kit` (bench/lib/prepare-baseline.ts). Prepare's
  * figure is the server's own time for the request (the `ms` of its request log line); the
  * baseline's is its wall time. Requests go one at a time, prepare and baseline interleaved within
- * a round; each ratio is the median of its per-round ratios of medians.
+ * a round; each ratio is the median of its per-round ratios of medians. Beside the times, the mean
+ * CPU each side costs the machine (Linux's accounting in /proc): prepare's is the service
+ * process's; the baseline's is its own plus the service process's (the chain answering it). The
+ * CPU ratio shows what the time ratio cannot: in the service the embedded chain, the RPC client
+ * and the signing share one thread, while the baseline's client runs in this process, beside it.
  *
  *   npm run bench -- prepare    (BENCH_ROUNDS, default 5; BENCH_SAMPLES per scenario and round,
  *                                default 10; BENCH_WARMUP untimed ones first, default 10;
@@ -71,13 +75,14 @@ async function serverMs(requestId: string): Promise<number> {
   throw new Error(`no request log line for ${requestId}`);
 }
 
-/** CPU time a process has used so far, in ms, as Linux accounts it (clock ticks of `getconf CLK_TCK`). */
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+/** CPU time a process has used so far, in ms, as Linux accounts it (in clock ticks). */
 function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
+/** A call to the service's API, JSON both ways; anything but a 2xx throws. */
 async function call<T>(
   path: string,
   options: { method?: 'GET' | 'POST'; body?: unknown; headers: Record<string, string> },
