@@ -149,64 +149,81 @@ export async function prepareBundle(
   const mint = transfer.tokenMint;
   const native = isNativeMint(mint);
   const routeId = BigInt(transfer.id);
-  const addresses = await findRouteAddresses(
-    { source, routeId, hopCount: transfer.hops },
-    platform.programAddress,
-  );
-  const [lifetime, chainClock, price, keeperRent] = await Promise.all([
+  const ata = (owner: Address) =>
+    findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }).then(([address]) => address);
+  /** The route's and the token accounts' addresses, then the reads that need them. */
+  const addressed = async () => {
+    const [addresses, sourceToken, platformFeeToken, recipientToken] = await Promise.all([
+      findRouteAddresses({ source, routeId, hopCount: transfer.hops }, platform.programAddress),
+      ata(source),
+      ata(platform.feeWallet),
+      ata(transfer.recipientWallet),
+    ]);
+    const [price, accounts] = await Promise.all([
+      bundlePrice(deps, [source, addresses.route[0]], options),
+      readMaybeAccounts(
+        chain,
+        [source, sourceToken, platformFeeToken, recipientToken, platform.configAddress],
+        options,
+      ),
+    ]);
+    return { addresses, sourceToken, platformFeeToken, recipientToken, price, accounts };
+  };
+  const rent = (size: number) =>
+    chain.getMinimumBalanceForRentExemption(size, options).then((lamports) => BigInt(lamports));
+  // Every read that needs neither the keeper nor the route on chain, at once; those that need no
+  // address go while the addresses are derived.
+  const [
+    {
+      addresses,
+      sourceToken,
+      platformFeeToken,
+      recipientToken,
+      price,
+      accounts: [sourceWallet, sourceTokenAccount, feeTokenAccount, recipientTokenAccount, configAccount],
+    },
+    lifetime,
+    chainClock,
+    keeperRent,
+    rents,
+    keeper,
+  ] = await Promise.all([
+    addressed(),
     chain.getLatestBlockhash(options),
     chain.getClock(options),
-    bundlePrice(deps, [source, addresses.route[0]], options),
-    chain.getMinimumBalanceForRentExemption(0, options),
+    rent(0),
+    Promise.all([
+      rent(ROUTE_ACCOUNT_SIZE),
+      rent(TOKEN_ACCOUNT_SIZE),
+      rent(ORCHESTRATOR_ACCOUNT_SIZE),
+      rent(STEP_ACCOUNT_SIZE),
+    ]),
+    transfer.route ? null : newKeeper(),
   ]);
 
-  const assigned = transfer.route
-    ? transfer
-    : await (async () => {
-        const privateKey = crypto.getRandomValues(new Uint8Array(32));
-        const keeper = await createKeyPairSignerFromPrivateKeyBytes(privateKey);
-        return deps.routes.assignRoute(transfer.id, {
-          routeAddress: addresses.route[0],
-          keeper: keeper.address,
-          keeperPrivateKey: privateKey,
-          keeperFundingLamports: keeperFundingLamports({
-            hops: transfer.hops,
-            rentExemptMinimum: BigInt(keeperRent),
-            hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
-            microLamportsPerCu: price,
-          }),
-          hopPriorityMicroLamports: price,
-          now: deps.clock.now(),
-        });
-      })();
+  const assigned = keeper
+    ? await deps.routes.assignRoute(transfer.id, {
+        routeAddress: addresses.route[0],
+        keeper: keeper.address,
+        keeperPrivateKey: keeper.privateKey,
+        keeperFundingLamports: keeperFundingLamports({
+          hops: transfer.hops,
+          rentExemptMinimum: keeperRent,
+          hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
+          microLamportsPerCu: price,
+        }),
+        hopPriorityMicroLamports: price,
+        now: deps.clock.now(),
+      })
+    : transfer;
   const route = assigned.route!;
-
-  const [sourceToken] = await findAssociatedTokenPda({
-    owner: source,
-    mint,
-    tokenProgram: TOKEN_PROGRAM_ADDRESS,
-  });
-  const [platformFeeToken] = await findAssociatedTokenPda({
-    owner: platform.feeWallet,
-    mint,
-    tokenProgram: TOKEN_PROGRAM_ADDRESS,
-  });
-  const [recipientToken] = await findAssociatedTokenPda({
-    owner: transfer.recipientWallet,
-    mint,
-    tokenProgram: TOKEN_PROGRAM_ADDRESS,
-  });
-  const [
-    snapshot,
-    [sourceWallet, sourceTokenAccount, feeTokenAccount, recipientTokenAccount, configAccount],
-  ] = await Promise.all([
-    readRoute(chain, platform.programAddress, { ...assigned, route }, options),
-    readMaybeAccounts(
-      chain,
-      [source, sourceToken, platformFeeToken, recipientToken, platform.configAddress],
-      options,
-    ),
-  ]);
+  const snapshot = await readRoute(
+    chain,
+    platform.programAddress,
+    { ...assigned, route },
+    options,
+    addresses,
+  );
   if (!configAccount?.exists) {
     throw new AppError('MH_091', 'The router is not set up on this cluster yet. Retry later.');
   }
@@ -320,7 +337,7 @@ export async function prepareBundle(
   const built = [keeperFundingTx, ...routeInitTxs, orchestratorInitTx, ...sessionInitTxs].flatMap((tx) =>
     tx ? [tx] : [],
   );
-  await assertAffordable(deps, {
+  assertAffordable({
     transfer,
     built,
     plan,
@@ -339,7 +356,7 @@ export async function prepareBundle(
         : 0n,
     sourceToken,
     price,
-    options,
+    rents,
   });
 
   const nothingToDo = built.length === 0;
@@ -366,6 +383,13 @@ export async function prepareBundle(
       },
     },
   };
+}
+
+/** A fresh keeper key for a transfer's first prepare. */
+async function newKeeper(): Promise<{ address: Address; privateKey: Uint8Array }> {
+  const privateKey = crypto.getRandomValues(new Uint8Array(32));
+  const { address } = await createKeyPairSignerFromPrivateKeyBytes(privateKey);
+  return { address, privateKey };
 }
 
 /** Moves `amount` lamports into the source's wrapped-SOL account (creating it if needed). */
@@ -414,38 +438,29 @@ async function buildTransaction(
  * route, and the lamports of every account the bundle creates, the keeper's funding, the flat
  * fee, the screening deposit and every transaction's fees.
  */
-async function assertAffordable(
-  deps: PrepareDeps,
-  input: {
-    transfer: Transfer;
-    built: BuiltTransaction[];
-    plan: DeploymentPlan;
-    keeperFunding: bigint;
-    feeTokenCreated: boolean;
-    routeCreated: boolean;
-    missingHops: number;
-    missingSteps: number;
-    recipientTokenCreated: boolean;
-    wrappedAccountOpened: boolean;
-    screeningDeposit: bigint;
-    sourceLamports: bigint;
-    sourceTokens: bigint;
-    sourceToken: Address;
-    price: bigint;
-    options: CallOptions;
-  },
-): Promise<void> {
+function assertAffordable(input: {
+  transfer: Transfer;
+  built: BuiltTransaction[];
+  plan: DeploymentPlan;
+  keeperFunding: bigint;
+  feeTokenCreated: boolean;
+  routeCreated: boolean;
+  missingHops: number;
+  missingSteps: number;
+  recipientTokenCreated: boolean;
+  wrappedAccountOpened: boolean;
+  screeningDeposit: bigint;
+  sourceLamports: bigint;
+  sourceTokens: bigint;
+  sourceToken: Address;
+  price: bigint;
+  /** Rent-exempt minimums of a route account, a token account, an orchestrator config, a step state. */
+  rents: [bigint, bigint, bigint, bigint];
+}): void {
   const { transfer } = input;
   const native = isNativeMint(transfer.tokenMint);
   if (input.built.length === 0) return;
-  const rent = async (size: number) =>
-    BigInt(await deps.chain.getMinimumBalanceForRentExemption(size, input.options));
-  const [routeRent, tokenRent, orchestratorRent, stepRent] = await Promise.all([
-    rent(ROUTE_ACCOUNT_SIZE),
-    rent(TOKEN_ACCOUNT_SIZE),
-    rent(ORCHESTRATOR_ACCOUNT_SIZE),
-    rent(STEP_ACCOUNT_SIZE),
-  ]);
+  const [routeRent, tokenRent, orchestratorRent, stepRent] = input.rents;
   // What the source pays for the bundle, and in words what it pays for.
   const costs = { lamports: 0n, items: [] as string[] };
   const add = (lamports: bigint, item: string) => {

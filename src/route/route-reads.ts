@@ -1,4 +1,5 @@
 import type { Address, EncodedAccount, MaybeEncodedAccount } from '@solana/kit';
+import type { RouteAddresses } from '../chain/router/pda.ts';
 import { type RouteSnapshot, readRouteSnapshot } from '../chain/router/recovery.ts';
 import type { AccountReader, CallOptions } from '../chain/types.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
@@ -24,14 +25,17 @@ export function readRoute(
   programAddress: Address,
   transfer: Transfer & { route: RouteRecord },
   options: CallOptions = {},
+  /** The route's addresses, when the caller derived them already. */
+  addresses?: RouteAddresses,
 ): Promise<RouteSnapshot> {
   return readRouteSnapshot(
-    (addresses) => readMaybeAccounts(chain, addresses, options),
+    (list) => readMaybeAccounts(chain, list, options),
     {
       source: transfer.sourceOwner,
       routeId: BigInt(transfer.id),
       hopCount: transfer.hops,
       keeper: transfer.route.keeper,
+      addresses,
     },
     programAddress,
   );

@@ -9,7 +9,7 @@ import {
   type Step,
   TOKEN_ACCOUNT_SIZE,
 } from './accounts.ts';
-import { findRouteAddresses } from './pda.ts';
+import { findRouteAddresses, type RouteAddresses } from './pda.ts';
 import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /*
@@ -37,13 +37,23 @@ export interface RouteSnapshot {
 
 const tokenDecoder = getTokenDecoder();
 
-/** Reads every account of a route (two batched reads: the route names its intermediate accounts). */
+/**
+ * Reads every account of a route (two batched reads: the route names its intermediate accounts).
+ * A caller that derived the route's addresses already passes them: each derivation hashes and
+ * checks a curve point per bump tried, which prepare measurably paid twice (bench/prepare.ts).
+ */
 export async function readRouteSnapshot(
   read: AccountReader,
-  input: { source: Address; routeId: bigint; hopCount: number; keeper: Address },
+  input: {
+    source: Address;
+    routeId: bigint;
+    hopCount: number;
+    keeper: Address;
+    addresses?: RouteAddresses | undefined;
+  },
   programAddress: Address = ROUTER_PROGRAM_ADDRESS,
 ): Promise<RouteSnapshot> {
-  const addresses = await findRouteAddresses(input, programAddress);
+  const addresses = input.addresses ?? (await findRouteAddresses(input, programAddress));
   const stepAddresses = addresses.steps.map(([a]) => a);
   const [routeAccount, orchestratorAccount, keeperAccount, custodyAccount, ...stepAccounts] = await read([
     addresses.route[0],
