@@ -23,7 +23,12 @@ export interface ConfirmDeps {
 export type DeploymentState =
   | { kind: 'absent' }
   | { kind: 'partial' }
-  | { kind: 'complete'; schedule: RouteSchedule };
+  | {
+      kind: 'complete';
+      schedule: RouteSchedule;
+      /** When the keeper first has work (chain seconds): at once if the route awaits screening, else the first hop. */
+      keeperDueAt: bigint;
+    };
 
 /**
  * Whether the route is deployed: the route account active (or beyond), every step state and the
@@ -42,6 +47,7 @@ export function deploymentState(snapshot: RouteSnapshot, hops: number): Deployme
       intervalSecs: Number(route.intervalSecs),
       deadlineAt: route.deadlineAt,
     },
+    keeperDueAt: route.screening === 'pending' ? 0n : route.firstReleaseAt,
   };
 }
 
