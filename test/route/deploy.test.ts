@@ -4,7 +4,7 @@ import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
-import { type Bundle, broadcastBundle, type Group } from '../helpers/wallet.ts';
+import { type Bundle, broadcastBundle } from '../helpers/wallet.ts';
 
 const UNLIMITED = { rateLimitMultiplier: 1000 };
 const SOURCE_LAMPORTS = 50_000_000_000n;
