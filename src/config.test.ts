@@ -73,9 +73,16 @@ test('production refuses to start without its stores and secrets, listing every 
     ENCRYPTION_KEY: 'ab'.repeat(32),
     RPC_URL: 'https://rpc.example.com',
     CLUSTER: 'mainnet',
+    SCREENING_URL: 'https://screening.example.com',
+    SCREENING_API_KEY: 'screening-key',
     ...platform.env,
   });
   assert.equal(config.chain.cluster, 'mainnet');
+  assert.deepEqual(config.platform.screening, {
+    url: 'https://screening.example.com',
+    apiKey: 'screening-key',
+    denylist: [],
+  });
   assert.equal(config.platform.keys?.admin.address, platform.keys.admin.address);
   assert.equal(config.platform.keys?.screeningAuthority.address, platform.keys.screeningAuthority.address);
   assert.equal(config.platform.keys?.feeWallet.address, platform.keys.feeWallet.address);
@@ -226,6 +233,8 @@ test('platform keys: required with RPC_URL, all three or none, a JSON array or a
 test('route settings: SCREENING, ROUTE_GRACE_SECONDS and the priority fee cap', () => {
   const config = loadConfig({
     SCREENING: 'on',
+    SCREENING_DENYLIST:
+      ' Vote111111111111111111111111111111111111111, Stake11111111111111111111111111111111111111 ,',
     ROUTE_GRACE_SECONDS: '600',
     PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: '50000',
     PRIORITY_FEE_MICROLAMPORTS_PER_CU: '50000',
@@ -242,7 +251,15 @@ test('route settings: SCREENING, ROUTE_GRACE_SECONDS and the priority fee cap', 
       .settings.screeningRequired,
     false,
   );
+  assert.deepEqual(config.platform.screening.denylist, [
+    'Vote111111111111111111111111111111111111111',
+    'Stake11111111111111111111111111111111111111',
+  ]);
   assert.throws(() => loadConfig({ SCREENING: 'yes' }), /SCREENING/);
+  assert.throws(
+    () => loadConfig({ SCREENING: 'on' }),
+    /SCREENING is on: set SCREENING_URL \(with SCREENING_API_KEY\) for the screening API, or SCREENING_DENYLIST/,
+  );
   assert.throws(() => loadConfig({ ROUTE_GRACE_SECONDS: '10' }), /ROUTE_GRACE_SECONDS/);
   assert.throws(
     () => loadConfig({ PRIORITY_FEE_MICROLAMPORTS_PER_CU: '2000000' }),

@@ -142,6 +142,17 @@ const envSchema = z.object({
   SCREENING_AUTHORITY_KEYPAIR: keypairVariable,
   PLATFORM_FEE_KEYPAIR: keypairVariable,
   SCREENING: z.enum(['on', 'off']).optional(),
+  SCREENING_URL: z.url().optional(),
+  SCREENING_API_KEY: z.string().min(1).optional(),
+  SCREENING_DENYLIST: z
+    .string()
+    .optional()
+    .transform((list) =>
+      (list ?? '')
+        .split(',')
+        .map((address) => address.trim())
+        .filter((address) => address !== ''),
+    ),
   ROUTE_GRACE_SECONDS: z.coerce
     .number()
     .int()
@@ -228,6 +239,8 @@ function platformFrom(env: z.infer<typeof envSchema>) {
     /** All three keys when configured (checked by loadConfig); otherwise local mode generates them. */
     keys: admin && screeningAuthority && feeWallet ? { admin, screeningAuthority, feeWallet } : undefined,
     settings,
+    /** Where routes are screened when `settings.screeningRequired`: an HTTP API, or a deny list. */
+    screening: { url: env.SCREENING_URL, apiKey: env.SCREENING_API_KEY, denylist: env.SCREENING_DENYLIST },
   };
 }
 
@@ -330,6 +343,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   ) {
     problems.push(
       'PRIORITY_FEE_MICROLAMPORTS_PER_CU must not exceed PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU (the highest price a prepared transaction may carry)',
+    );
+  }
+  const screening = config.platform.screening;
+  if (config.platform.settings.screeningRequired && !screening.url && screening.denylist.length === 0) {
+    problems.push(
+      'SCREENING is on: set SCREENING_URL (with SCREENING_API_KEY) for the screening API, or SCREENING_DENYLIST for a list of flagged addresses',
     );
   }
   if (config.mode === 'production') {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import {
   ensureLocalAdminToken,
   ensureLocalEncryptionKey,
@@ -24,6 +25,8 @@ import { createPlatform, type Platform, type PlatformKeys } from './platform/pla
 import { localRouterDeployment, reportPlatform, setUpLocalPlatform } from './platform/startup.ts';
 import { chainPortError, checkPortsFree, portUnavailable, servicePorts } from './port-check.ts';
 import { createPriceResolverFromConfig } from './prices/resolver.ts';
+import { createRouteScreening } from './route/screening.ts';
+import { createHttpScreening, createListScreening, NO_SCREENING } from './screening/providers.ts';
 import { removeServiceFile, writeServiceFile } from './service-file.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
 import { countOtherProcesses, databaseIdentity } from './store/deployment.ts';
@@ -35,6 +38,7 @@ import { createWebhookSender } from './webhooks/sender.ts';
 import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
+import { createKeeperWorker } from './workers/keeper.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
 /** Which parts a process runs: the HTTP API, the background workers, or both (`npm start`). */
@@ -54,6 +58,13 @@ export interface RunningService {
   storeDescription: string;
   /** Stops accepting work, finishes what is in flight, then releases everything. */
   close(): Promise<void>;
+}
+
+/** Where routes are screened: the screening API when configured, else the deny list (empty: none). */
+function screeningProvider(config: Config) {
+  const { url, apiKey, denylist } = config.platform.screening;
+  if (url) return createHttpScreening({ baseUrl: url, apiKey });
+  return config.platform.settings.screeningRequired ? createListScreening(denylist) : NO_SCREENING;
 }
 
 /** Prefix of the PostgreSQL application name of API processes' connections, followed by a process id. */
@@ -217,6 +228,8 @@ export async function startService(
     const sender = createWebhookSender(config.webhookPolicy);
     closers.push(() => sender.close());
 
+    // One registry: the API serves the keeper's metrics beside its own.
+    const metrics = new Registry();
     const workers = roles.workers
       ? [
           createExpiryWorker({ transfers: store.transfers, clock, log: logger.child({ worker: 'expiry' }) }),
@@ -227,6 +240,25 @@ export async function startService(
             programAddress: platform.programAddress,
             clock,
             log: logger.child({ worker: 'deployment-reconciler' }),
+          }),
+          createKeeperWorker({
+            db,
+            listen: db,
+            chain: chain.chain,
+            keeper: store.keeper,
+            routes: store.routes,
+            programAddress: platform.programAddress,
+            screen: createRouteScreening({
+              provider: screeningProvider(config),
+              db,
+              chain: chain.chain,
+              platform,
+              keeper: store.keeper,
+              clock,
+            }),
+            clock,
+            metrics,
+            log: logger.child({ worker: 'keeper' }),
           }),
           createHousekeepingWorker({
             retention: store.retention,
@@ -307,6 +339,7 @@ export async function startService(
         priorityFeeFloorMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
         platform,
         platformAdmin,
+        metricsRegistry: metrics,
         readinessChecks: [
           { name: 'database', check: async () => void (await db.query('SELECT 1')) },
           { name: 'chain', check: async (signal) => void (await chain.chain.getSlot({ signal })) },

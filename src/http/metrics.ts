@@ -26,23 +26,14 @@ export function registerMetrics(app: FastifyInstance, registry: Registry = new R
     return registry.metrics();
   });
 
-  // Label children are looked up once per method, route and status instead of hashing labels on
-  // every request.
-  const children = new Map<
-    string,
-    { requests: Counter.Internal; duration: Histogram.Internal<'method' | 'route' | 'status'> }
-  >();
   /** Records one answered request. */
   return (request: FastifyRequest, reply: FastifyReply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `${request.method} ${route} ${reply.statusCode}`;
-    let child = children.get(key);
-    if (!child) {
-      const labels = { method: request.method, route, status: String(reply.statusCode) };
-      child = { requests: requests.labels(labels), duration: duration.labels(labels) };
-      children.set(key, child);
-    }
-    child.requests.inc();
-    child.duration.observe(reply.elapsedTime / 1000);
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
   };
 }

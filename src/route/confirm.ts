@@ -23,7 +23,12 @@ export interface ConfirmDeps {
 export type DeploymentState =
   | { kind: 'absent' }
   | { kind: 'partial' }
-  | { kind: 'complete'; schedule: RouteSchedule };
+  | {
+      kind: 'complete';
+      schedule: RouteSchedule;
+      /** When the keeper first has work (chain seconds): at once if the route awaits screening, else the first hop. */
+      keeperDueAt: bigint;
+    };
 
 /**
  * Whether the route is deployed: the route account active (or beyond), every step state and the
@@ -49,6 +54,7 @@ export function deploymentState(
       intervalSecs: Number(route.intervalSecs),
       deadlineAt: route.deadlineAt,
     },
+    keeperDueAt: route.screening === 'pending' ? 0n : route.firstReleaseAt,
   };
 }
 

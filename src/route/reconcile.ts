@@ -1,15 +1,14 @@
 import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
-import { computeRecovery } from '../chain/router/recovery.ts';
 import type { AccountReader, ClockReader } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { LAMPORTS_PER_SIGNATURE } from '../domain/route.ts';
-import type { Recovery, RouteRecord, Transfer } from '../domain/transfer.ts';
+import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import { PlatformTransactionError, sendAndConfirm, type TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { RouteDeploymentStore } from '../store/route-deployments.ts';
 import { deploymentState } from './confirm.ts';
-import { readRoute } from './route-reads.ts';
+import { readRoute, recoveryOf } from './route-reads.ts';
 
 /** How long after `expiresAt` a deployment may still complete before it counts as abandoned. */
 export const ABANDONED_AFTER_MS = 10 * 60_000;
@@ -20,17 +19,6 @@ export interface ReconcileDeps {
   routes: RouteDeploymentStore;
   programAddress: Parameters<typeof readRoute>[1];
   clock: Clock;
-}
-
-/** The API's recovery figures of a route snapshot. */
-function recoveryOf(figures: ReturnType<typeof computeRecovery>): Recovery {
-  return {
-    canRescue: figures.canRescue,
-    rescuableLamports: figures.rescuableLamports,
-    rescuableAccounts: figures.rescuableAccounts.map(({ kind, lamports }) => ({ kind, lamports })),
-    canReclaimRent: figures.canReclaimRent,
-    reclaimableLamports: figures.reclaimableLamports,
-  };
 }
 
 /**
@@ -57,14 +45,18 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
     };
     return deps.db.transaction(
       async (tx) =>
-        (await deps.routes.takeOver(tx, id, { signatures, schedule: state.schedule, now })) ??
-        (await deps.routes.addSignatures(tx, id, signatures, now)),
+        (await deps.routes.takeOver(tx, id, {
+          signatures,
+          schedule: state.schedule,
+          keeperDueAt: state.keeperDueAt,
+          now,
+        })) ?? (await deps.routes.addSignatures(tx, id, signatures, now)),
     );
   }
   if (state.kind === 'partial') {
     if (!abandoned) return deps.db.transaction((tx) => deps.routes.recordDeploying(tx, id, now));
     const chainNow = (await deps.chain.getClock()).unixTimestamp;
-    const recovery = recoveryOf(computeRecovery(snapshot, chainNow));
+    const recovery = recoveryOf(snapshot, chainNow);
     const lastError = {
       code: 'MH_031',
       message: `The route's deployment was left unfinished ${ABANDONED_AFTER_MS / 60_000} minutes past the quote's expiry; rescue returns everything it holds to the source.`,

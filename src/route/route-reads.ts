@@ -1,8 +1,8 @@
 import type { Address, EncodedAccount, MaybeEncodedAccount } from '@solana/kit';
 import type { RouteAddresses } from '../chain/router/pda.ts';
-import { type RouteSnapshot, readRouteSnapshot } from '../chain/router/recovery.ts';
+import { computeRecovery, type RouteSnapshot, readRouteSnapshot } from '../chain/router/recovery.ts';
 import type { AccountReader, CallOptions } from '../chain/types.ts';
-import type { RouteRecord, Transfer } from '../domain/transfer.ts';
+import type { Recovery, RouteRecord, Transfer } from '../domain/transfer.ts';
 
 /** The chain's answers for some addresses as kit's "maybe" accounts, in order. */
 export async function readMaybeAccounts(
@@ -39,4 +39,16 @@ export function readRoute(
     },
     programAddress,
   );
+}
+
+/** The API's `recovery` figures of a route as read on chain, at the chain's unix time `now`. */
+export function recoveryOf(snapshot: RouteSnapshot, now: bigint): Recovery {
+  const figures = computeRecovery(snapshot, now);
+  return {
+    canRescue: figures.canRescue,
+    rescuableLamports: figures.rescuableLamports,
+    rescuableAccounts: figures.rescuableAccounts.map(({ kind, lamports }) => ({ kind, lamports })),
+    canReclaimRent: figures.canReclaimRent,
+    reclaimableLamports: figures.reclaimableLamports,
+  };
 }

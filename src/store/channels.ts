@@ -8,3 +8,6 @@ export const AUTH_CHANGED_CHANNEL = 'tr_auth_changed';
 
 /** Webhook deliveries became due: delivery workers wake without waiting for their poll. */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
+
+/** A route was taken over: keeper workers look for work without waiting for their next round. */
+export const KEEPER_CHANNEL = 'tr_keeper_work';

@@ -2,6 +2,7 @@ import type { Db } from './db.ts';
 import { createDeliveryStore } from './deliveries.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
+import { createKeeperWorkStore } from './keeper-work.ts';
 import { createRetentionStore } from './retention.ts';
 import { createRouteDeploymentStore } from './route-deployments.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -18,6 +19,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     retention: createRetentionStore(db),
     transfers: createTransferStore(db),
     routes: createRouteDeploymentStore(db, options.secrets),
+    keeper: createKeeperWorkStore(db),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {

@@ -1,6 +1,7 @@
 import type { Address } from '@solana/kit';
 import type { RouteSchedule } from '../domain/route.ts';
 import type { Recovery, Transfer, TransferSignatures } from '../domain/transfer.ts';
+import { KEEPER_CHANNEL } from './channels.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -142,14 +143,14 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
     async takeOver(
       tx: Sql,
       transferId: number,
-      input: { signatures: VerifiedSignatures; schedule: RouteSchedule; now: Date },
+      input: { signatures: VerifiedSignatures; schedule: RouteSchedule; keeperDueAt: bigint; now: Date },
     ): Promise<Transfer | null> {
       const { rows } = await tx.query<TransferRow>(
         `UPDATE transfers
             SET status = 'processing', phase = 'executing', deposit_received_at = $2, updated_at = $2,
                 first_release_at = $3, interval_seconds = $4, deadline_at = $5,
                 signatures = jsonb_set(jsonb_set(signatures, '{routeInit}', $6::jsonb), '{sessionInit}', $7::jsonb),
-                orchestrator_signature = coalesce($8, orchestrator_signature)
+                orchestrator_signature = coalesce($8, orchestrator_signature), keeper_due_at = $9
           WHERE id = $1 AND status = 'awaiting_signature'
           RETURNING *`,
         [
@@ -161,10 +162,12 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
           JSON.stringify(input.signatures.routeInit),
           JSON.stringify(input.signatures.sessionInit),
           input.signatures.orchestrator,
+          input.keeperDueAt.toString(),
         ],
       );
       if (!rows[0]) return null;
       const transfer = toTransfer(rows[0]);
+      await tx.query('SELECT pg_notify($1, $2)', [KEEPER_CHANNEL, String(transferId)]);
       await appendTransferEvents(
         tx,
         transfer,

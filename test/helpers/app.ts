@@ -14,11 +14,14 @@ import { generatePlatformKeys } from '../../src/platform/local-keys.ts';
 import { createPlatform, type Platform, type PlatformSettings } from '../../src/platform/platform.ts';
 import { fundLocalWallets, localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
+import { createRouteScreening, type ScreeningProvider } from '../../src/route/screening.ts';
+import { createListScreening } from '../../src/screening/providers.ts';
 import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
+import { createKeeperWorker } from '../../src/workers/keeper.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -37,6 +40,8 @@ export interface TestApp {
   platform: Platform;
   /** The deployment reconciler over this app's store and chain (not running: call `runOnce`). */
   reconciler: ReturnType<typeof createDeploymentReconciler>;
+  /** A keeper worker over this app's store and chain (not running: call `runOnce`). */
+  keeper: ReturnType<typeof createKeeperWorker>;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
   /** Creates an API key for an integration (through the admin API). */
@@ -82,6 +87,8 @@ export type TestAppOptions = Partial<
     initialised?: boolean;
     /** The router program's upgrade authority (default the platform admin; null: none). */
     upgradeAuthority?: Address | null;
+    /** Screens routes when the platform requires it (a deny list of none by default). */
+    screening?: ScreeningProvider;
   };
 };
 
@@ -190,6 +197,25 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     chain,
     platform,
+    keeper: createKeeperWorker({
+      db,
+      listen: db,
+      chain: chain.chain,
+      keeper: store.keeper,
+      routes: store.routes,
+      programAddress: platform.programAddress,
+      screen: createRouteScreening({
+        provider: options.platform?.screening ?? createListScreening([]),
+        db,
+        chain: chain.chain,
+        platform,
+        keeper: store.keeper,
+        clock,
+      }),
+      clock,
+      pollMs: 20,
+      log: pino({ level: 'silent' }),
+    }),
     reconciler: createDeploymentReconciler({
       db,
       chain: chain.chain,

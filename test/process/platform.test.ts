@@ -43,6 +43,7 @@ test('production: the keys come from the settings, the start reports what is mis
     RPC_URL: chain.rpcUrl!,
     CLUSTER: 'localnet',
     SCREENING: 'on',
+    SCREENING_DENYLIST: 'Vote111111111111111111111111111111111111111',
     PLATFORM_ADMIN_KEYPAIR: keygen(keys, 'admin'),
     SCREENING_AUTHORITY_KEYPAIR: keygen(keys, 'screeningAuthority'),
     PLATFORM_FEE_KEYPAIR: feeKeyFile,
@@ -124,6 +125,7 @@ test('production: a missing or malformed platform key stops the start with a cle
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       RPC_URL: 'http://127.0.0.1:1',
       CLUSTER: 'mainnet',
+      SCREENING_URL: 'http://127.0.0.1:1',
       PLATFORM_FEE_KEYPAIR: keygen(keys, 'feeWallet'),
     };
     const malformed = JSON.stringify(keys.admin.toKeygenArray().slice(0, 40));

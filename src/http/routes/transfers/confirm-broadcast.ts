@@ -153,6 +153,7 @@ export async function confirmBroadcastRoute(
             (await deps.routes.takeOver(tx, transfer.id, {
               signatures,
               schedule: state.schedule,
+              keeperDueAt: state.keeperDueAt,
               now: now(),
             })) ?? (await deps.routes.addSignatures(tx, transfer.id, signatures, now()));
         } else if (state.kind === 'partial') {

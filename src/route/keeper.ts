@@ -1,0 +1,324 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type Address,
+  appendTransactionMessageInstructions,
+  type Base64EncodedWireTransaction,
+  createKeyPairSignerFromPrivateKeyBytes,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  type Instruction,
+  type KeyPairSigner,
+  pipe,
+  type Signature,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type TransactionError,
+} from '@solana/kit';
+import {
+  setTransactionMessageComputeUnitPrice,
+  updateOrAppendSetComputeUnitLimitInstruction,
+} from '@solana-program/compute-budget';
+import { isChainError } from '../chain/errors.ts';
+import type { Route } from '../chain/router/accounts.ts';
+import { routerErrorName } from '../chain/router/errors.ts';
+import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
+import {
+  getExecuteStepAccounts,
+  getExecuteStepInstruction,
+  getMarkFailedInstruction,
+} from '../chain/router/instructions.ts';
+import { findStepPda } from '../chain/router/pda.ts';
+import type {
+  AccountReader,
+  BlockHeightReader,
+  BlockhashReader,
+  ClockReader,
+  SignatureStatusReader,
+  TransactionSender,
+} from '../chain/types.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { RouteRecord, Transfer } from '../domain/transfer.ts';
+import type { Db } from '../store/db.ts';
+import type { ClaimedRoute, KeeperWorkStore, StoredHopTransaction } from '../store/keeper-work.ts';
+import type { RouteDeploymentStore } from '../store/route-deployments.ts';
+import { readRoute, recoveryOf } from './route-reads.ts';
+
+/** What screening a route before its first hop decided (see src/route/screening.ts). */
+export type ScreeningOutcome = 'verified' | 'flagged' | 'unavailable';
+
+export interface KeeperDeps {
+  db: Pick<Db, 'transaction'>;
+  chain: AccountReader &
+    ClockReader &
+    BlockhashReader &
+    BlockHeightReader &
+    SignatureStatusReader &
+    TransactionSender;
+  keeper: KeeperWorkStore;
+  routes: Pick<RouteDeploymentStore, 'keeperPrivateKey'>;
+  programAddress: Address;
+  /** Screens a route that awaits its verdict, and records the verdict on chain. */
+  screen(transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome>;
+  clock: Clock;
+  /** How often a sent hop's status is read while it has not landed. */
+  pollMs?: number;
+  /** Counts what happened, for metrics and logs. */
+  observe?(event: KeeperEvent): void;
+}
+
+/** What the keeper reports about its work on a route. */
+export type KeeperEvent =
+  | { kind: 'hop_landed'; transferId: number; step: number; lateSeconds: number }
+  | { kind: 'hop_retried'; transferId: number; step: number; reason: string }
+  | { kind: 'route_failed'; transferId: number; reason: string }
+  | { kind: 'keeper_low'; transferId: number; lamports: bigint };
+
+/** How the keeper answers what the chain said of a hop. */
+type Verdict =
+  | { kind: 'not_due' }
+  | { kind: 'moved_on' }
+  | { kind: 'awaits_screening' }
+  | { kind: 'transient'; reason: string }
+  | { kind: 'permanent'; reason: string };
+
+/** A hop's transaction error, classified by the router program's error codes. */
+export function classifyHopError(error: TransactionError | undefined): Verdict {
+  const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
+  const custom = (failed as { Custom?: number | bigint } | undefined)?.Custom;
+  const name = custom === undefined ? undefined : routerErrorName(Number(custom));
+  switch (name) {
+    case 'StepNotDue':
+      return { kind: 'not_due' };
+    case 'StepAlreadyExecuted':
+    case 'StepOutOfOrder':
+      return { kind: 'moved_on' };
+    case 'ScreeningPending':
+      return { kind: 'awaits_screening' };
+  }
+  if (name) return { kind: 'permanent', reason: name };
+  if (failed !== undefined) return { kind: 'permanent', reason: JSON.stringify(error) };
+  // A transaction-level error (fee unpaid, blockhash gone, account in use) may pass.
+  return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
+}
+
+/** Backoff after the n-th failed attempt of a hop: 2 s doubling to 5 minutes, with jitter. */
+function retryDelayMs(attempt: number): number {
+  const base = Math.min(300_000, 2_000 * 2 ** Math.min(attempt, 10));
+  return base / 2 + Math.random() * (base / 2);
+}
+
+/** Signs a transaction paid and signed by the keeper alone. */
+async function signedByKeeper(
+  deps: KeeperDeps,
+  keeper: KeyPairSigner,
+  instructions: readonly Instruction[],
+  microLamportsPerCu: bigint,
+  computeUnitLimit: number,
+): Promise<StoredHopTransaction> {
+  const lifetime = await deps.chain.getLatestBlockhash();
+  const transaction = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (message) => setTransactionMessageFeePayerSigner(keeper, message),
+    (message) => setTransactionMessageLifetimeUsingBlockhash(lifetime, message),
+    (message) => appendTransactionMessageInstructions(instructions, message),
+    (message) => setTransactionMessageComputeUnitPrice(microLamportsPerCu, message),
+    (message) => updateOrAppendSetComputeUnitLimitInstruction(computeUnitLimit, message),
+    (message) => signTransactionMessageWithSigners(message),
+  );
+  return {
+    base64: getBase64EncodedWireTransaction(transaction),
+    signature: getSignatureFromTransaction(transaction),
+    validUntil: lifetime.lastValidBlockHeight,
+  };
+}
+
+/**
+ * Sends a stored transaction (resending the same bytes is harmless) and waits until it lands or
+ * its blockhash expires. Answers null when it landed and succeeded, its error otherwise, or
+ * 'expired'. A refusal in preflight counts as landing with that error: nothing was charged.
+ */
+async function sendAndWait(
+  deps: KeeperDeps,
+  transaction: StoredHopTransaction,
+): Promise<TransactionError | 'expired' | null> {
+  try {
+    await deps.chain.sendTransaction(transaction.base64 as Base64EncodedWireTransaction);
+  } catch (error) {
+    if (isChainError(error, 'CHAIN_PREFLIGHT_FAILED') && error.context.transactionError) {
+      return error.context.transactionError;
+    }
+    if (!isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND')) throw error;
+  }
+  for (;;) {
+    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    if (status) return status.err;
+    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) return 'expired';
+    await delay(deps.pollMs ?? 400);
+  }
+}
+
+/**
+ * Does what is due on one claimed route, then gives the claim back: screens a route awaiting its
+ * verdict, or runs its next hop: the keeper signs it, stores the signed bytes and their signature,
+ * sends them, waits for them to land and records the hop with its events (the last one settles
+ * the transfer). A stored transaction is sent again as it is while its blockhash lives, and
+ * replaced only once it has expired unlanded, so a hop never runs twice. Errors are classified by
+ * the program's codes: not due (due again then), already executed (the chain is read and recorded),
+ * transient (retried with backoff), permanent (the route is marked failed on chain, so the source
+ * can rescue it).
+ */
+export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Promise<void> {
+  const { claim } = claimed;
+  const transfer = claimed.transfer as Transfer & { route: RouteRecord };
+  const id = transfer.id;
+  const release = (input: Parameters<KeeperWorkStore['release']>[2]) => deps.keeper.release(id, claim, input);
+  const snapshot = await readRoute(deps.chain, deps.programAddress, transfer);
+  const route = snapshot.route?.data;
+  if (!route)
+    return release({ retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)) });
+  const schedule = transfer.route.schedule!;
+  const dueAt = (step: number) => schedule.firstReleaseAt + BigInt(step) * BigInt(schedule.intervalSecs);
+
+  if (route.screening === 'pending') {
+    const outcome = await deps.screen(transfer, route);
+    if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted) });
+    if (outcome === 'unavailable') {
+      deps.observe?.({
+        kind: 'hop_retried',
+        transferId: id,
+        step: transfer.hopsCompleted,
+        reason: 'screening unavailable',
+      });
+      return release({
+        retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)),
+        attempts: claimed.hopAttempts + 1,
+      });
+    }
+    return; // flagged: the screening step recorded the route as recoverable
+  }
+
+  const step = transfer.hopsCompleted;
+  const keeper = await createKeyPairSignerFromPrivateKeyBytes((await deps.routes.keeperPrivateKey(id))!);
+  const record = async (signature: string) => {
+    const last = step === transfer.hops - 1;
+    const chainNow = (await deps.chain.getClock()).unixTimestamp;
+    const settled = last
+      ? recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow)
+      : null;
+    const now = deps.clock.now();
+    await deps.db.transaction((tx) =>
+      deps.keeper.recordHop(tx, id, {
+        step,
+        signature,
+        nextDueAt: last ? null : dueAt(step + 1),
+        settled,
+        now,
+      }),
+    );
+    deps.observe?.({ kind: 'hop_landed', transferId: id, step, lateSeconds: Number(chainNow - dueAt(step)) });
+  };
+
+  // The chain is ahead of the record: the hop landed but its worker died before recording it.
+  // Only the stored transaction can have run it (every hop is stored before it is sent).
+  if (route.nextStep > step) {
+    const stored = claimed.hopTransaction;
+    const [status] = stored ? await deps.chain.getSignatureStatuses([stored.signature as Signature]) : [];
+    if (!stored || !status || status.err !== null) {
+      throw new Error(
+        `hop ${step} of route ${transfer.route.address} ran on chain, but not by its stored transaction`,
+      );
+    }
+    return record(stored.signature);
+  }
+  const needed = BigInt(transfer.hops - step) * 5_000n;
+  if (snapshot.keeper.lamports < needed) {
+    deps.observe?.({ kind: 'keeper_low', transferId: id, lamports: snapshot.keeper.lamports });
+  }
+
+  let transaction = claimed.hopTransaction;
+  if (transaction && (await deps.chain.getBlockHeight()) > transaction.validUntil) {
+    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    if (!status) transaction = null;
+  }
+  if (!transaction) {
+    const [stepAddress] = await findStepPda(transfer.route.address, step, deps.programAddress);
+    transaction = await signedByKeeper(
+      deps,
+      keeper,
+      [
+        getExecuteStepInstruction(
+          {
+            keeper,
+            index: step,
+            accounts: getExecuteStepAccounts(transfer.route.address, route, step, stepAddress),
+          },
+          deps.programAddress,
+        ),
+      ],
+      transfer.route.hopPriorityMicroLamports,
+      COMPUTE_UNIT_LIMITS.executeStep,
+    );
+    // Kept before it is sent: if this worker dies from here on, the next one sends these bytes.
+    if (!(await deps.keeper.storeHopTransaction(id, claim, transaction))) return;
+  }
+
+  const outcome = await sendAndWait(deps, transaction);
+  if (outcome === null) return record(transaction.signature);
+  if (outcome === 'expired') return release({ forgetHopTransaction: true });
+  const verdict = classifyHopError(outcome);
+  const retryAt = new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts));
+  switch (verdict.kind) {
+    case 'not_due':
+      // The chain's clock has not reached the due time the worker read: look again shortly.
+      return release({ retryAt, forgetHopTransaction: true });
+    case 'moved_on':
+    case 'awaits_screening':
+      // Another transaction moved the route (or it awaits screening): read it again next round.
+      return release({ forgetHopTransaction: true });
+    case 'transient':
+      deps.observe?.({ kind: 'hop_retried', transferId: id, step, reason: verdict.reason });
+      return release({ retryAt, attempts: claimed.hopAttempts + 1, forgetHopTransaction: true });
+    case 'permanent':
+      return failRoute(deps, transfer, keeper, verdict.reason);
+  }
+}
+
+/**
+ * Gives up on a route after a permanent hop failure: marks it failed on chain (which makes it
+ * rescuable at once), then records phase `failed` with why and what the source can rescue.
+ */
+async function failRoute(
+  deps: KeeperDeps,
+  transfer: Transfer & { route: RouteRecord },
+  keeper: KeyPairSigner,
+  reason: string,
+): Promise<void> {
+  const marked = await signedByKeeper(
+    deps,
+    keeper,
+    [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
+    transfer.route.hopPriorityMicroLamports,
+    COMPUTE_UNIT_LIMITS.executeStep,
+  );
+  const outcome = await sendAndWait(deps, marked);
+  if (outcome !== null)
+    throw new Error(
+      `marking route ${transfer.route.address} failed did not land: ${JSON.stringify(outcome)}`,
+    );
+  const chainNow = (await deps.chain.getClock()).unixTimestamp;
+  const recovery = recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow);
+  const now = deps.clock.now();
+  await deps.db.transaction((tx) =>
+    deps.keeper.markFailed(tx, transfer.id, {
+      lastError: {
+        code: 'MH_031',
+        message: `Hop ${transfer.hopsCompleted + 1} of ${transfer.hops} failed permanently (${reason}); the route is marked failed on chain and the source can rescue everything it holds.`,
+      },
+      recovery,
+      now,
+    }),
+  );
+  deps.observe?.({ kind: 'route_failed', transferId: transfer.id, reason });
+}

@@ -1,0 +1,174 @@
+import type { Logger } from 'pino';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { advanceRoute, type KeeperDeps, type KeeperEvent } from '../route/keeper.ts';
+import { KEEPER_CHANNEL } from '../store/channels.ts';
+import type { Db } from '../store/db.ts';
+import { keepListening } from '../store/notifications.ts';
+
+/** Prometheus metrics of the keeper: hops landed, retried and failed, lateness, keepers short of lamports. */
+export function keeperMetrics(registry: Registry) {
+  const hops = new Counter({
+    name: 'keeper_hops_total',
+    help: 'Hops the keeper executed (landed), retried after a transient failure, or gave up on.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const lateness = new Histogram({
+    name: 'keeper_hop_lateness_seconds',
+    help: 'How long after its due time (chain clock) a hop landed.',
+    buckets: [0, 1, 2, 5, 10, 30, 60, 300, 3600],
+    registers: [registry],
+  });
+  const low = new Counter({
+    name: 'keeper_low_balance_total',
+    help: 'Times a route’s keeper held less than its remaining hops’ fees.',
+    registers: [registry],
+  });
+  return (event: KeeperEvent) => {
+    switch (event.kind) {
+      case 'hop_landed':
+        hops.inc({ outcome: 'landed' });
+        lateness.observe(Math.max(0, event.lateSeconds));
+        return;
+      case 'hop_retried':
+        hops.inc({ outcome: 'retried' });
+        return;
+      case 'route_failed':
+        hops.inc({ outcome: 'failed' });
+        return;
+      case 'keeper_low':
+        low.inc();
+        return;
+    }
+  };
+}
+
+/**
+ * The keeper network's worker: claims routes whose next step is due on the chain's clock (several
+ * workers share them, each claim a lease that a dead worker's lapses), advances each
+ * (src/route/keeper.ts), and sleeps until the next step falls due or a route is taken over
+ * (NOTIFY), never polling faster than it must.
+ */
+export function createKeeperWorker(
+  deps: Omit<KeeperDeps, 'observe'> & {
+    listen: Pick<Db, 'listen'>;
+    log: Pick<Logger, 'info' | 'warn' | 'error'>;
+    metrics?: Registry;
+    /** How long a claim lasts (a hop waits up to a blockhash lifetime, about 60 s, to land). */
+    leaseMs?: number;
+    /** Routes advanced at once. */
+    concurrency?: number;
+    /** Longest sleep, so a clock that jumps (time travel on the embedded chain) is noticed. */
+    maxSleepMs?: number;
+  },
+) {
+  const leaseMs = deps.leaseMs ?? 120_000;
+  const concurrency = deps.concurrency ?? 16;
+  const maxSleepMs = deps.maxSleepMs ?? 5_000;
+  const record = deps.metrics ? keeperMetrics(deps.metrics) : undefined;
+  const observe = (event: KeeperEvent) => {
+    record?.(event);
+    if (event.kind === 'route_failed')
+      deps.log.warn({ transferId: event.transferId, reason: event.reason }, 'route failed');
+    if (event.kind === 'hop_retried') deps.log.info({ ...event }, 'hop retried');
+    if (event.kind === 'keeper_low')
+      deps.log.warn({ transferId: event.transferId, lamports: String(event.lamports) }, 'keeper running low');
+  };
+  const keeper: KeeperDeps = { ...deps, observe };
+  let stopped = true;
+  let running: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  /** Advances every route due now, a batch at a time; answers how many it advanced. */
+  async function runOnce(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const chainNow = (await deps.chain.getClock()).unixTimestamp;
+      const claimed = await deps.keeper.claimDue({
+        chainNow,
+        now: deps.clock.now(),
+        leaseMs,
+        limit: concurrency,
+      });
+      await Promise.all(
+        claimed.map(async (route) => {
+          try {
+            await advanceRoute(keeper, route);
+          } catch (error) {
+            deps.log.warn(
+              { err: error, transferId: route.transfer.id },
+              'advancing a route failed; retrying later',
+            );
+            observe({
+              kind: 'hop_retried',
+              transferId: route.transfer.id,
+              step: route.transfer.hopsCompleted,
+              reason: String(error),
+            });
+            await deps.keeper
+              .release(route.transfer.id, route.claim, {
+                retryAt: new Date(
+                  deps.clock.now().getTime() + Math.min(300_000, 2_000 * 2 ** route.hopAttempts),
+                ),
+                attempts: route.hopAttempts + 1,
+              })
+              .catch(() => {});
+          }
+        }),
+      );
+      total += claimed.length;
+      if (claimed.length < concurrency) return total;
+    }
+  }
+
+  /** How long until the next step falls due, by the chain's clock. */
+  async function untilNextDue(): Promise<number> {
+    const [next, clock] = await Promise.all([deps.keeper.nextDueAt(), deps.chain.getClock()]);
+    if (next === null) return maxSleepMs;
+    return Math.max(50, Math.min(maxSleepMs, Number(next - clock.unixTimestamp) * 1000));
+  }
+
+  async function loop() {
+    const subscription = await keepListening(deps.listen, KEEPER_CHANNEL, {
+      onNotify: () => wake?.(),
+      onReset: () => wake?.(),
+      log: deps.log,
+    });
+    try {
+      while (!stopped) {
+        try {
+          await runOnce();
+          const ms = await untilNextDue();
+          if (stopped) break;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, ms);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        } catch (error) {
+          deps.log.error({ err: error }, 'keeper round failed');
+          await new Promise((resolve) => setTimeout(resolve, maxSleepMs));
+        }
+      }
+    } finally {
+      await subscription.close();
+    }
+  }
+
+  return {
+    runOnce,
+    /** Runs until stopped. */
+    start() {
+      stopped = false;
+      running = loop();
+    },
+    /** Stops after the routes in hand are advanced. */
+    async stop() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+  };
+}
