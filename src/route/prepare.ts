@@ -318,14 +318,25 @@ export async function prepareBundle(
       options,
     );
   const [keeperFundingTx, routeInitTxs, orchestratorInitTx, sessionInitTxs] = await Promise.all([
-    keeperFunding ? build(keeperFunding, 0, COMPUTE_UNIT_LIMITS.keeperFunding) : null,
+    keeperFunding
+      ? build(
+          keeperFunding,
+          0,
+          COMPUTE_UNIT_LIMITS.keeperFunding + (feeTokenMissing ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0),
+        )
+      : null,
     Promise.all(
       routeInit.map((instructions, index) =>
         build(
           instructions,
           0,
+          // What route creation cannot simulate before the keeper funding lands (the platform's fee
+          // account it creates) is counted from measured figures: the route, wrapping SOL, and the
+          // fee account when this transaction creates it.
           index === 0 && onChainRoute === null
-            ? COMPUTE_UNIT_LIMITS.createRoute
+            ? COMPUTE_UNIT_LIMITS.createRoute +
+                (native ? COMPUTE_UNIT_LIMITS.wrapSol : 0) +
+                (feeTokenMissing && !plan.keeperFunding ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0)
             : COMPUTE_UNIT_LIMITS.addHops,
         ),
       ),

@@ -17,6 +17,10 @@ export const COMPUTE_UNIT_LIMITS = {
   orchestratorInit: 10_000,
   sessionInit: 80_000,
   executeStep: 10_000,
+  /** Creating an associated token account (its address search included) in a bundle transaction. */
+  createTokenAccount: 35_000,
+  /** Wrapping SOL in the route's creation: open the account, move the SOL, sync, close it again. */
+  wrapSol: 45_000,
 } as const;
 
 /**
