@@ -6,7 +6,6 @@ import {
   createNoopSigner,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
-  getTransactionEncoder,
   type Instruction,
   partiallySignTransactionMessageWithSigners,
   pipe,
@@ -48,15 +47,14 @@ function messageOf(input: UnsignedTransaction) {
 /**
  * The transaction as wire bytes in base64, signed by every signer its instructions carry except
  * the fee payer (fresh account keys, a keeper), whose signature is left for its wallet to add;
- * with its size and the number of signatures it carries once complete.
+ * with the number of signatures it carries once complete.
  */
 export async function partiallySigned(
   input: UnsignedTransaction,
-): Promise<{ base64: Base64EncodedWireTransaction; size: number; signatures: number }> {
+): Promise<{ base64: Base64EncodedWireTransaction; signatures: number }> {
   const signed = await partiallySignTransactionMessageWithSigners(messageOf(input));
   return {
     base64: getBase64EncodedWireTransaction(signed),
-    size: getTransactionEncoder().getSizeFromValue(signed),
     signatures: Object.keys(signed.signatures).length,
   };
 }

@@ -423,7 +423,6 @@ function wrapSol(
 
 interface BuiltTransaction {
   base64: Base64EncodedWireTransaction;
-  size: number;
   signatures: number;
   computeUnitLimit: number;
 }

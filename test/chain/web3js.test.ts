@@ -3,7 +3,6 @@
 // strategy, versioned transactions deserialized and signed, an address lookup table created,
 // extended and used, and the history, block and subscription methods wallets and explorers read.
 import assert from 'node:assert/strict';
-import { type EventEmitter, once } from 'node:events';
 import { after, before, test } from 'node:test';
 import {
   AddressLookupTableProgram,
@@ -23,6 +22,7 @@ import {
 } from '@solana/web3.js';
 import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
+import { closeConnection } from '../helpers/wallet.ts';
 import { slotsMs } from './helpers.ts';
 
 const SOL = 1_000_000_000;
@@ -42,16 +42,7 @@ before(async () => {
 });
 
 after(async () => {
-  // web3.js 1.x has no public way to close a Connection's socket, and it reconnects to a server
-  // that goes away; closing it (code 1000) before the chain stops is what ends it.
-  const socket = (
-    connection as unknown as { _rpcWebSocket: EventEmitter & { ready: boolean; close(): void } }
-  )._rpcWebSocket;
-  if (socket.ready) {
-    const closed = once(socket, 'close');
-    socket.close();
-    await closed;
-  }
+  await closeConnection(connection);
   await local.close();
 });
 
