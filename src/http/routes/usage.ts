@@ -33,6 +33,7 @@ export async function usageRoutes(app: FastifyInstance, deps: { transfers: Trans
       config: limit('usage'),
       schema: {
         tags: ['Usage'],
+        operationId: 'getUsage',
         summary: 'Usage summary',
         description:
           'Over transfers created in [fromDate, toDate) (both optional) by this integration in the key’s mode.',

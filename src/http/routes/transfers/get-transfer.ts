@@ -18,6 +18,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
       config: limit('getTransfer'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'getTransfer',
         summary: 'Get a transfer',
         params: z.object({ transferId: integerId }),
         response: { 200: transferSchema, ...errorResponses },
@@ -37,6 +38,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
       config: limit('getTransferByExternalId'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'getTransferByExternalId',
         summary: 'Get a transfer by your externalId',
         params: z.object({ externalId: z.string().min(1).max(128) }),
         response: { 200: transferSchema, ...errorResponses },
