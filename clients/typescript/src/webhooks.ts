@@ -189,7 +189,10 @@ export interface WebhookReceiver extends WebhookEventSource {
  */
 export function createWebhookReceiver(options: {
   secret: string | readonly string[] | (() => string | readonly string[] | undefined);
+  /** Largest accepted age of a signature in seconds (default 300). */
   toleranceSeconds?: number;
+  /** The current time; defaults to the system clock. */
+  now?: () => Date;
 }): WebhookReceiver {
   const listeners = new Set<(event: WebhookEvent) => void>();
   const secrets = () => {
@@ -202,6 +205,7 @@ export function createWebhookReceiver(options: {
   const receive: WebhookReceiver['receive'] = (rawBody, header) => {
     const event = verifyWebhook(rawBody, header, secrets(), {
       ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
+      ...(options.now ? { now: options.now() } : {}),
     });
     for (const listener of listeners) listener(event);
     return event;
