@@ -218,8 +218,12 @@ describe('the TypeScript client, as an integrator uses it against the service', 
         webhooks: receiver,
         timeoutMs: 60_000,
       });
-      await runHops(t, { id: route.id, hops: route.hops, arrivalSeconds: ARRIVAL_SECONDS, deployedAt }, () =>
-        worker.runOnce(),
+      await runHops(
+        t,
+        { id: route.id, hops: route.hops, arrivalSeconds: ARRIVAL_SECONDS, deployedAt },
+        {
+          after: () => worker.runOnce(),
+        },
       );
       const done = await completed;
       assert.equal(done.status, 'completed');

@@ -56,12 +56,13 @@ export async function holding(t: TestApp, owner: Address, mint: Address): Promis
 export async function runHops(
   t: TestApp,
   route: { id: number; hops: number; arrivalSeconds: number; deployedAt: bigint },
-  afterEachHop: () => Promise<unknown> = async () => {},
+  each: { before?: () => unknown; after?: () => Promise<unknown> } = {},
 ) {
   const interval = BigInt(Math.floor(route.arrivalSeconds / route.hops));
   for (let hop = 1; hop <= route.hops; hop++) {
     const due = route.deployedAt + BigInt(hop) * interval;
     await t.chain.cheats.timeTravel({ absoluteTimestamp: Number(due) * 1000 });
+    await each.before?.();
     // Routes of earlier tests may fall due on the same clock: they run too.
     await t.keeper.runOnce();
     const { rows } = await t.database.db.query<{ hops_completed: number }>(
@@ -70,6 +71,6 @@ export async function runHops(
     );
     if (rows[0]?.hops_completed !== hop)
       throw new Error(`hop ${hop} of transfer ${route.id} did not run when due`);
-    await afterEachHop();
+    await each.after?.();
   }
 }
