@@ -42,7 +42,7 @@ export interface WaitForTransferOptions {
   pollIntervalMs?: number;
   /** Gives up (rejects) after this long. */
   timeoutMs?: number;
-  /** Called with every version of the transfer seen, the first read included. */
+  /** Called with the transfer when first read and whenever it has changed since. */
   onUpdate?: (transfer: Transfer) => void;
   signal?: AbortSignal;
 }
@@ -74,6 +74,7 @@ export async function waitForTransfer(
 
   return new Promise<Transfer>((resolve, reject) => {
     let unsubscribe: (() => void) | undefined;
+    let last: string | undefined;
     const finish = (error: unknown, transfer?: Transfer) => {
       if (stop.signal.aborted) return;
       unsubscribe?.();
@@ -84,7 +85,9 @@ export async function waitForTransfer(
     /** Answers whether `transfer` ends the wait. */
     const consider = (transfer: Transfer) => {
       if (stop.signal.aborted) return true;
-      options.onUpdate?.(transfer);
+      const seen = JSON.stringify(transfer);
+      if (seen !== last) options.onUpdate?.(transfer);
+      last = seen;
       if (done(transfer)) finish(undefined, transfer);
       else if (wanted && !wanted.some((status) => REACHABLE[transfer.status].includes(status)))
         finish(new TransferWaitError(transfer, wanted));
