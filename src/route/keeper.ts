@@ -22,7 +22,7 @@ import {
 } from '@solana-program/compute-budget';
 import { isChainError } from '../chain/errors.ts';
 import type { Route } from '../chain/router/accounts.ts';
-import { routerErrorName } from '../chain/router/errors.ts';
+import { describeRouterFailure, routerErrorName } from '../chain/router/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
   getExecuteStepAccounts,
@@ -97,7 +97,7 @@ export function classifyHopError(error: TransactionError | undefined): Verdict {
     case 'ScreeningPending':
       return { kind: 'awaits_screening' };
   }
-  if (name) return { kind: 'permanent', reason: name };
+  if (custom !== undefined) return { kind: 'permanent', reason: describeRouterFailure(Number(custom)) };
   if (failed !== undefined) return { kind: 'permanent', reason: JSON.stringify(error) };
   // A transaction-level error (fee unpaid, blockhash gone, account in use) may pass.
   return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
