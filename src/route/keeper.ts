@@ -151,10 +151,15 @@ async function sendAndWait(
     }
     if (!isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND')) throw error;
   }
+  const signature = transaction.signature as Signature;
   for (;;) {
-    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    const [status] = await deps.chain.getSignatureStatuses([signature]);
     if (status) return status.err;
-    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) return 'expired';
+    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) {
+      // It may have landed in its last valid block, after the status above was read.
+      const [last] = await deps.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
+      return last ? last.err : 'expired';
+    }
     await delay(deps.pollMs ?? 400);
   }
 }
@@ -224,7 +229,12 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   // Only the stored transaction can have run it (every hop is stored before it is sent).
   if (route.nextStep > step) {
     const stored = claimed.hopTransaction;
-    const [status] = stored ? await deps.chain.getSignatureStatuses([stored.signature as Signature]) : [];
+    // Its worker may have died long ago: the node's recent status cache may have forgotten it.
+    const [status] = stored
+      ? await deps.chain.getSignatureStatuses([stored.signature as Signature], {
+          searchTransactionHistory: true,
+        })
+      : [];
     if (!stored || !status || status.err !== null) {
       throw new Error(
         `hop ${step} of route ${transfer.route.address} ran on chain, but not by its stored transaction`,
@@ -239,7 +249,9 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   let transaction = claimed.hopTransaction;
   if (transaction && (await deps.chain.getBlockHeight()) > transaction.validUntil) {
-    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature], {
+      searchTransactionHistory: true,
+    });
     if (!status) transaction = null;
   }
   if (!transaction) {
@@ -266,7 +278,10 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   const outcome = await sendAndWait(deps, transaction);
   if (outcome === null) return record(transaction.signature);
-  if (outcome === 'expired') return release({ forgetHopTransaction: true });
+  if (outcome === 'expired') {
+    deps.observe?.({ kind: 'hop_retried', transferId: id, step, reason: 'expired before it landed' });
+    return release({ forgetHopTransaction: true });
+  }
   const verdict = classifyHopError(outcome);
   const retryAt = new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts));
   switch (verdict.kind) {
