@@ -186,7 +186,10 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const schedule = transfer.route.schedule!;
   const dueAt = (step: number) => schedule.firstReleaseAt + BigInt(step) * BigInt(schedule.intervalSecs);
 
-  if (route.screening === 'pending') {
+  // Marked failed on chain by a worker that did not live to record it.
+  if (route.status === 'failed') return recordFailure(deps, transfer, null);
+  // A flagged verdict is on chain but, for the same reason, perhaps not recorded yet.
+  if (route.screening === 'pending' || route.screening === 'flagged') {
     const outcome = await deps.screen(transfer, route);
     if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted) });
     if (outcome === 'unavailable') {
@@ -302,7 +305,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
 /**
  * Gives up on a route after a permanent hop failure: marks it failed on chain (which makes it
- * rescuable at once), then records phase `failed` with why and what the source can rescue.
+ * rescuable at once), then records it.
  */
 async function failRoute(
   deps: KeeperDeps,
@@ -322,6 +325,18 @@ async function failRoute(
     throw new Error(
       `marking route ${transfer.route.address} failed did not land: ${JSON.stringify(outcome)}`,
     );
+  await recordFailure(deps, transfer, reason);
+}
+
+/**
+ * Records phase `failed` for a route marked failed on chain, with why (when known) and what the
+ * source can rescue.
+ */
+async function recordFailure(
+  deps: KeeperDeps,
+  transfer: Transfer & { route: RouteRecord },
+  reason: string | null,
+): Promise<void> {
   const chainNow = (await deps.chain.getClock()).unixTimestamp;
   const recovery = recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow);
   const now = deps.clock.now();
@@ -329,11 +344,15 @@ async function failRoute(
     deps.keeper.markFailed(tx, transfer.id, {
       lastError: {
         code: 'MH_031',
-        message: `Hop ${transfer.hopsCompleted + 1} of ${transfer.hops} failed permanently (${reason}); the route is marked failed on chain and the source can rescue everything it holds.`,
+        message: `Hop ${transfer.hopsCompleted + 1} of ${transfer.hops} failed permanently${reason ? ` (${reason})` : ''}; the route is marked failed on chain and the source can rescue everything it holds.`,
       },
       recovery,
       now,
     }),
   );
-  deps.observe?.({ kind: 'route_failed', transferId: transfer.id, reason });
+  deps.observe?.({
+    kind: 'route_failed',
+    transferId: transfer.id,
+    reason: reason ?? 'marked failed on chain',
+  });
 }

@@ -140,4 +140,51 @@ describe('a hop that fails permanently', () => {
       assert.equal((await routeOnChain(t, route.id)).route.nextStep, 2);
     });
   }
+
+  test('a failure its worker marked on chain but failed to record is recorded from the chain in a later round', async () => {
+    const recipient = await generateKeyPairSigner();
+    const route = await quoteRoute(t, caller, {
+      hops: HOPS,
+      mint: usdc,
+      arrivalSeconds: ARRIVAL,
+      recipient: recipient.address,
+    });
+    const deployedAt = await chainNow(t);
+    await deployRoute(t, caller, route);
+    const { route: onChain } = await routeOnChain(t, route.id);
+    await closeTokenAccount(recipient, usdc);
+    for (const hop of [1n, 2n]) {
+      await travelTo(t, deployedAt + hop * INTERVAL);
+      assert.equal(await keeper.runOnce(), 1);
+    }
+    await travelTo(t, deployedAt + 3n * INTERVAL);
+    const failing = keeperWorker(t, {
+      store: {
+        ...t.store.keeper,
+        markFailed: async () => {
+          throw new Error('the database connection was lost');
+        },
+      },
+    });
+    assert.equal(await failing.runOnce(), 1);
+    assert.equal((await routeOnChain(t, route.id)).route.status, 'failed');
+    assert.equal((await transferOf(caller, route.id)).status, 'processing');
+    const keeperLamports = await lamports(t, onChain.keeper);
+
+    t.clock.advance(2_000);
+    assert.equal(await keeper.runOnce(), 1);
+    const transfer = await transferOf(caller, route.id);
+    assert.deepEqual([transfer.status, transfer.phase], ['failed', 'failed']);
+    assert.match(transfer.lastError.message, /^Hop 3 of 3 failed permanently/);
+    assert.match(transfer.lastError.message, /marked failed on chain/);
+    assert.equal(transfer.recovery.canRescue, true);
+    assert.equal(transfer.recovery.rescuableLamports, (await rescuableOnChain(t, route.id)).lamports);
+    assert.equal(await lamports(t, onChain.keeper), keeperLamports, 'no second transaction');
+    assert.deepEqual((await eventTypes(t, route.id)).slice(-2), [
+      'transfer.phase_changed',
+      'transfer.failed',
+    ]);
+    t.clock.advance(3_600_000);
+    assert.equal(await keeper.runOnce(), 0);
+  });
 });

@@ -154,9 +154,10 @@ describe('screening with the deny-list provider', () => {
   let keeper: ReturnType<typeof keeperWorker>;
   let deniedSource: KeyPairSigner;
   let deniedRecipient: KeyPairSigner;
+  let provider: ScreeningProvider;
   before(async () => {
     [deniedSource, deniedRecipient] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const provider = createListScreening([deniedSource.address, deniedRecipient.address]);
+    provider = createListScreening([deniedSource.address, deniedRecipient.address]);
     ({ t, deposit } = await screeningApp(provider));
     caller = await t.newCaller('test', UNLIMITED);
     usdc = await createMint(t.chain, { decimals: 6 });
@@ -187,6 +188,38 @@ describe('screening with the deny-list provider', () => {
       recipient: deniedRecipient.address,
     });
     await expectFlagged(t, caller, keeper, route, deposit);
+  });
+
+  test('a flagged verdict its worker failed to record is recorded from the chain in a later round', async () => {
+    const route = await deployed(t, caller, { mint: usdc, source: deniedSource });
+    const platformBefore = await lamports(t, t.platform.feeWallet);
+    const failing = keeperWorker(t, {
+      screening: provider,
+      store: {
+        ...t.store.keeper,
+        markRecoverable: async () => {
+          throw new Error('the database connection was lost');
+        },
+      },
+    });
+    assert.equal(await failing.runOnce(), 1);
+    assert.equal((await routeOnChain(t, route.id)).route.status, 'flagged');
+    assert.equal((await transferOf(caller, route.id)).status, 'processing');
+
+    t.clock.advance(2_000);
+    assert.equal(await keeper.runOnce(), 1);
+    const transfer = await transferOf(caller, route.id);
+    assert.deepEqual([transfer.status, transfer.phase], ['failed', 'recoverable']);
+    assert.match(transfer.lastError.message, /screening flagged this route/i);
+    assert.equal(transfer.recovery.rescuableLamports, (await rescuableOnChain(t, route.id)).lamports);
+    assert.equal(await lamports(t, t.platform.feeWallet), platformBefore + deposit, 'forfeited once');
+    assert.deepEqual((await eventTypes(t, route.id)).slice(DEPLOYED_EVENTS.length).sort(), [
+      'transfer.failed',
+      'transfer.phase_changed',
+      'transfer.recoverable',
+    ]);
+    t.clock.advance(3_600_000);
+    assert.equal(await keeper.runOnce(), 0);
   });
 });
 
