@@ -191,7 +191,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   // A flagged verdict is on chain but, for the same reason, perhaps not recorded yet.
   if (route.screening === 'pending' || route.screening === 'flagged') {
     const outcome = await deps.screen(transfer, route);
-    if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted) });
+    if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted), attempts: 0 });
     if (outcome === 'unavailable') {
       deps.observe?.({
         kind: 'hop_retried',

@@ -309,6 +309,11 @@ describe('screening through the screening API', () => {
       assert.equal(await keeper.runOnce(), 1);
       assert.equal((await routeOnChain(t, route.id)).route.screening, 'verified');
       assert.equal(await lamports(t, route.source.address), sourceBefore + deposit);
+      const { rows } = await t.database.db.query<{ hop_attempts: number }>(
+        'SELECT hop_attempts FROM transfers WHERE id = $1',
+        [route.id],
+      );
+      assert.equal(rows[0]?.hop_attempts, 0, 'the hops start with no backoff left from the outage');
       assert.equal(await keeper.runOnce(), 1);
       assert.equal((await transferOf(caller, route.id)).progress.hopsCompleted, 1);
       for (let hop = 2; hop <= HOPS; hop++) {
