@@ -188,6 +188,23 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   // Marked failed on chain by a worker that did not live to record it.
   if (route.status === 'failed') return recordFailure(deps, transfer, null);
+  const chainNow = (await deps.chain.getClock()).unixTimestamp;
+  if (route.status === 'active' && chainNow > route.deadlineAt) {
+    // Nothing can execute any more, and the source may rescue the route as it is.
+    const now = deps.clock.now();
+    await deps.db.transaction((tx) =>
+      deps.keeper.markRecoverable(tx, id, {
+        lastError: {
+          code: 'MH_031',
+          message: `The route passed its deadline before hop ${transfer.hopsCompleted + 1} of ${transfer.hops} could run; the source can rescue everything it holds.`,
+        },
+        recovery: recoveryOf(snapshot, chainNow),
+        now,
+      }),
+    );
+    deps.observe?.({ kind: 'route_failed', transferId: id, reason: 'past its deadline' });
+    return;
+  }
   // A flagged verdict is on chain but, for the same reason, perhaps not recorded yet.
   if (route.screening === 'pending' || route.screening === 'flagged') {
     const outcome = await deps.screen(transfer, route);

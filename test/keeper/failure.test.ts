@@ -141,6 +141,37 @@ describe('a hop that fails permanently', () => {
     });
   }
 
+  test('a route the keeper reaches only after its deadline: recoverable as it is, nothing sent', async () => {
+    const route = await quoteRoute(t, caller, { hops: HOPS, mint: usdc, arrivalSeconds: ARRIVAL });
+    const deployedAt = await chainNow(t);
+    await deployRoute(t, caller, route);
+    await travelTo(t, deployedAt + INTERVAL);
+    assert.equal(await keeper.runOnce(), 1);
+    const { route: onChain } = await routeOnChain(t, route.id);
+    const keeperLamports = await lamports(t, onChain.keeper);
+
+    // The keeper network was down for longer than the grace period.
+    await travelTo(t, onChain.deadlineAt + 1n);
+    assert.equal(await keeper.runOnce(), 1);
+    const after = await routeOnChain(t, route.id);
+    assert.deepEqual([after.route.status, after.route.nextStep], ['active', 1]);
+    assert.equal(await lamports(t, onChain.keeper), keeperLamports, 'nothing sent');
+    assert.equal(await tokenBalance(t, route.recipient, usdc), 0n);
+    const transfer = await transferOf(caller, route.id);
+    assert.deepEqual([transfer.status, transfer.phase], ['failed', 'recoverable']);
+    assert.match(transfer.lastError.message, /passed its deadline before hop 2 of 3/);
+    const rescuable = await rescuableOnChain(t, route.id);
+    assert.equal(transfer.recovery.canRescue, true);
+    assert.equal(transfer.recovery.rescuableLamports, rescuable.lamports);
+    assert.deepEqual(sortAccounts(transfer.recovery.rescuableAccounts), rescuable.accounts);
+    assert.deepEqual((await eventTypes(t, route.id)).slice(-3).sort(), [
+      'transfer.failed',
+      'transfer.phase_changed',
+      'transfer.recoverable',
+    ]);
+    assert.equal(await keeper.runOnce(), 0);
+  });
+
   test('a failure its worker marked on chain but failed to record is recorded from the chain in a later round', async () => {
     const recipient = await generateKeyPairSigner();
     const route = await quoteRoute(t, caller, {

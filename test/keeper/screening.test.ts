@@ -264,6 +264,40 @@ describe('screening through the screening API', () => {
     await expectFlagged(t, caller, keeper, await deployed(t, caller, { mint: usdc, recipient }), deposit);
   });
 
+  test('an API down until after the route’s deadline: no verdict, the deposit stays in the route, recoverable', async () => {
+    api.mode = 'answer';
+    const route = await deployed(t, caller, { mint: usdc });
+    api.mode = 'error';
+    assert.equal(await keeper.runOnce(), 1);
+    const { route: waiting, lamports: routeLamports } = await routeOnChain(t, route.id);
+
+    await travelTo(t, waiting.deadlineAt + 1n);
+    t.clock.advance(2_000);
+    const asked = api.requests.length;
+    assert.equal(await keeper.runOnce(), 1);
+    assert.equal(api.requests.length, asked, 'no point asking for a verdict now');
+    const past = await routeOnChain(t, route.id);
+    assert.deepEqual(
+      [past.route.status, past.route.screening, past.route.depositLamports, past.lamports],
+      ['active', 'pending', deposit, routeLamports],
+    );
+    const transfer = await transferOf(caller, route.id);
+    assert.deepEqual([transfer.status, transfer.phase], ['failed', 'recoverable']);
+    assert.match(transfer.lastError.message, /passed its deadline before hop 1 of 3/);
+    const rescuable = await rescuableOnChain(t, route.id);
+    assert.equal(transfer.recovery.canRescue, true);
+    assert.equal(transfer.recovery.rescuableLamports, rescuable.lamports);
+    assert.deepEqual(sortAccounts(transfer.recovery.rescuableAccounts), rescuable.accounts);
+    assert.deepEqual((await eventTypes(t, route.id)).slice(DEPLOYED_EVENTS.length).sort(), [
+      'transfer.failed',
+      'transfer.phase_changed',
+      'transfer.recoverable',
+    ]);
+    api.mode = 'answer';
+    t.clock.advance(600_000);
+    assert.equal(await keeper.runOnce(), 0);
+  });
+
   const outages: ScreeningApiMode[] = ['error', 'hang', 'not_json', 'no_identifications'];
   for (const mode of outages) {
     test(`an API that answers ${mode}: the route waits unscreened, asked again with backoff, then screened and completed`, async () => {
