@@ -74,14 +74,9 @@ export async function transferOf(caller: Caller, id: number) {
 /** The chain's unix time. */
 export const chainNow = async (t: TestApp): Promise<bigint> => (await t.chain.chain.getClock()).unixTimestamp;
 
-/**
- * Moves the chain's clock to `unix` seconds. The Clock sysvar reads the start of the current slot,
- * which may lie in the second before the time travelled to: then one slot more.
- */
+/** Moves the chain's clock to `unix` seconds. */
 export async function travelTo(t: TestApp, unix: bigint): Promise<void> {
-  let { absoluteSlot } = await t.chain.cheats.timeTravel({ absoluteTimestamp: Number(unix) * 1000 });
-  while ((await chainNow(t)) < unix)
-    ({ absoluteSlot } = await t.chain.cheats.timeTravel({ absoluteSlot: absoluteSlot + 1 }));
+  await t.chain.cheats.timeTravel({ absoluteTimestamp: Number(unix) * 1000 });
 }
 
 /** A wallet's lamports. */
