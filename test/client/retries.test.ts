@@ -8,6 +8,7 @@ import {
   type RetryNotice,
   TransferRouterError,
 } from '../../clients/typescript/src/index.ts';
+import { createPostgresDb, type Db } from '../../src/store/db.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { clientFor, listen } from './helpers.ts';
@@ -143,5 +144,44 @@ describe('the client retries what the service asks it to retry', () => {
       notices.map((notice) => [notice.code, notice.attempt, notice.delayMs]),
       [['MH_072', 1, 500]],
     );
+  });
+});
+
+describe('the client retries MH_091 while a dependency is down', () => {
+  test('after Retry-After, the same request succeeds once the database is back', async () => {
+    const unreachable = createPostgresDb({ url: 'postgres://postgres@127.0.0.1:1/none', poolSize: 1 });
+    let outage = false;
+    // During the outage every query goes to a server that is not there.
+    const t = await createTestApp({
+      wrapDb: (db: Db): Db => ({
+        ...db,
+        query: (text, params) => (outage ? unreachable : db).query(text, params),
+        transaction: (fn) => (outage ? unreachable : db).transaction(fn),
+      }),
+    });
+    try {
+      const caller = await t.newCaller();
+      const waits: number[] = [];
+      const notices: RetryNotice[] = [];
+      const client = clientFor(await listen(t), caller, {
+        onRetry: (notice) => notices.push(notice),
+        sleep: async (ms) => {
+          waits.push(ms);
+          outage = false;
+        },
+      });
+      await client.getUsage(); // the key is known (and cached) before the outage
+      outage = true;
+      const usage = await client.getUsage();
+      assert.equal(usage.totalTransfers, 0);
+      assert.deepEqual(waits, [5_000], 'Retry-After: 5');
+      assert.deepEqual(
+        notices.map((notice) => [notice.code, notice.method]),
+        [['MH_091', 'GET']],
+      );
+    } finally {
+      await unreachable.close();
+      await t.close();
+    }
   });
 });
