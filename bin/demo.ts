@@ -406,12 +406,15 @@ async function run(argv: string[]): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   };
-  const following = follow();
+  // A display that fails (the chain went away, --time-travel on a real cluster) ends the wait.
+  const failed = new AbortController();
+  const following = follow().catch((error: unknown) => failed.abort(error));
   let finished: Transfer;
   try {
     finished = await waitForTransfer(client, created.id, {
       until: ['completed', 'failed'],
       pollIntervalMs: 1_500,
+      signal: failed.signal,
       onUpdate: (transfer) => {
         latest = transfer;
       },
