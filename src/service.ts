@@ -318,6 +318,7 @@ export async function startService(
           quoteTtlMs: config.quoteTtlMs,
           feeSchedule: config.feeSchedule,
           webhookPolicy: config.webhookPolicy,
+          rewardsMinClaimLamports: config.rewardsMinClaimLamports,
         },
         db,
         store,

@@ -14,6 +14,16 @@ export const DEFAULT_MIN_CLAIM_LAMPORTS = 1_000_000n;
  */
 export const MIN_CLAIM_FLOOR_LAMPORTS = 890_880n;
 
+/** The least claimable lamports of a claim: the integration's setting, else the deployment's. */
+export function minimumClaimLamports(
+  settings: { minimumClaimLamports?: number | undefined },
+  deploymentMinimum: bigint,
+): bigint {
+  return settings.minimumClaimLamports === undefined
+    ? deploymentMinimum
+    : BigInt(settings.minimumClaimLamports);
+}
+
 /** A balance: what accrued, what claims took (pending or confirmed), and what is left to claim. */
 export interface LamportBalance {
   accrued: bigint;

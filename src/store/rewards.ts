@@ -129,7 +129,7 @@ export function createRewardStore(db: Db) {
 
   return {
     /** The owner's wallet and balances (zero when it never earned anything). */
-    balances: (owner: Owner) => balancesIn(db, owner, false),
+    balances: (owner: Owner, sql: Sql = db) => balancesIn(sql, owner, false),
 
     /**
      * Locks the owner's rewards until the transaction ends and reads them: a claim holding this
@@ -140,9 +140,9 @@ export function createRewardStore(db: Db) {
       return balancesIn(tx, owner, true);
     },
 
-    /** Sets the owner's rewards wallet. */
-    async setWallet(owner: Owner, wallet: Address, now: Date): Promise<void> {
-      await db.query(
+    /** Sets the owner's rewards wallet, in the caller's transaction. */
+    async setWallet(tx: Sql, owner: Owner, wallet: Address, now: Date): Promise<void> {
+      await tx.query(
         `INSERT INTO reward_accounts (integration_id, mode, wallet, updated_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (integration_id, mode) DO UPDATE SET wallet = excluded.wallet, updated_at = excluded.updated_at`,
         [owner.integrationId, owner.mode, wallet, now],

@@ -131,6 +131,9 @@ function endpoints(): Endpoint[] {
         { name: 'toDate', valid: isoDate },
       ],
     },
+    { method: 'GET', path: '/api/v1/rewards', query: [] },
+    { method: 'POST', path: '/api/v1/rewards/wallet', query: [], body: { wallet: WALLET } },
+    { method: 'GET', path: '/api/v1/rewards/claims', query: [limit, offset] },
     {
       method: 'POST',
       path: '/admin/v1/integrations',

@@ -1,5 +1,5 @@
 // Settled transfers credit the integrator's shares of their fees to the integration's rewards, per
-// mode, in the transaction that records the settlement.
+// mode, in the transaction that records the settlement; GET /rewards shows them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Address } from '@solana/kit';
@@ -39,9 +39,9 @@ describe('accrual of the integrator’s fee shares', () => {
     // A quote that never settles credits nothing.
     await liveCaller.post('/api/v1/transfers/estimate', { tokenMint: usdc, amountRaw: '1000000', hops: 3 });
 
-    for (const [mode, settled] of [
-      ['test', settledTest],
-      ['live', settledLive],
+    for (const [mode, settled, caller] of [
+      ['test', settledTest, testCaller],
+      ['live', settledLive, liveCaller],
     ] as const) {
       const owner = { integrationId: testCaller.integrationId, mode };
       const expected = sharesOf(settled);
@@ -53,6 +53,24 @@ describe('accrual of the integrator’s fee shares', () => {
         tokens: [...expected.byMint]
           .sort(([a], [b]) => (a < b ? -1 : 1))
           .map(([mint, raw]) => ({ mint, accruedRaw: raw, claimedRaw: 0n, claimableRaw: raw })),
+      });
+      const read = await caller.get('/api/v1/rewards');
+      assert.equal(read.statusCode, 200, read.body);
+      assert.deepEqual(read.json(), {
+        rewardsWallet: null,
+        minimumClaimLamports: 1_000_000,
+        lamports: {
+          accrued: Number(expected.lamports),
+          claimed: 0,
+          claimable: Number(expected.lamports),
+        },
+        tokens: balances.tokens.map((token) => ({
+          mint: token.mint,
+          accruedRaw: token.accruedRaw.toString(),
+          claimedRaw: '0',
+          claimableRaw: token.accruedRaw.toString(),
+        })),
+        isTestMode: mode === 'test',
       });
       const ledger = await t.database.db.query<{ transfer_id: string; amount_raw: string; lamports: string }>(
         `SELECT transfer_id, amount_raw, lamports FROM reward_accruals
