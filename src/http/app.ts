@@ -302,6 +302,13 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         clock: deps.clock,
         minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
         feeWallet: deps.platform.feeWallet,
+        claims: {
+          db: deps.db,
+          rewards: deps.store.rewards,
+          chain: deps.chain,
+          feeWallet: deps.platform.feeWalletSigner,
+          clock: deps.clock,
+        },
       });
     },
     { prefix: '/api/v1' },

@@ -34,6 +34,7 @@ export const RATE_LIMITS = {
   rewards: 30,
   rewardClaims: 30,
   rewardsWallet: 10,
+  rewardsClaim: 10,
 } as const;
 
 /**

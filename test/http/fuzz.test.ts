@@ -133,6 +133,7 @@ function endpoints(): Endpoint[] {
     },
     { method: 'GET', path: '/api/v1/rewards', query: [] },
     { method: 'POST', path: '/api/v1/rewards/wallet', query: [], body: { wallet: WALLET } },
+    { method: 'POST', path: '/api/v1/rewards/claim', query: [], body: {} },
     { method: 'GET', path: '/api/v1/rewards/claims', query: [limit, offset] },
     {
       method: 'POST',

@@ -70,6 +70,7 @@ describe('the OpenAPI document', () => {
       'GET /api/v1/rewards',
       'POST /api/v1/rewards/wallet',
       'GET /api/v1/rewards/claims',
+      'POST /api/v1/rewards/claim',
       'GET /healthz',
       'GET /readyz',
     ]) {
@@ -252,15 +253,17 @@ describe('the OpenAPI document', () => {
     const wallet = (await generateKeyPairSigner()).address;
     const checks: [string, string, LightMyRequestResponse][] = [
       ['GET', '/api/v1/rewards', await rewardsCaller.get('/api/v1/rewards')],
+      ['POST', '/api/v1/rewards/claim', await rewardsCaller.post('/api/v1/rewards/claim', {})],
       ['POST', '/api/v1/rewards/wallet', await rewardsCaller.post('/api/v1/rewards/wallet', { wallet })],
       ['POST', '/api/v1/rewards/wallet', await rewardsCaller.post('/api/v1/rewards/wallet', { wallet: 'x' })],
+      ['POST', '/api/v1/rewards/claim', await rewardsCaller.post('/api/v1/rewards/claim')],
       ['GET', '/api/v1/rewards/claims', await rewardsCaller.get('/api/v1/rewards/claims?limit=5')],
       ['GET', '/api/v1/rewards/claims', await rewardsCaller.get('/api/v1/rewards/claims?limit=500')],
     ];
     for (const [method, path, response] of checks) assertConforms(method, path, response);
     assert.deepEqual(
       checks.map(([, , response]) => response.statusCode),
-      [200, 200, 400, 200, 400],
+      [200, 400, 200, 400, 400, 200, 400],
     );
   });
 

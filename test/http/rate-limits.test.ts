@@ -86,6 +86,7 @@ describe('rate limits in process', () => {
       ['rewards', 'GET', '/api/v1/rewards'],
       ['rewardClaims', 'GET', '/api/v1/rewards/claims'],
       ['rewardsWallet', 'POST', '/api/v1/rewards/wallet'],
+      ['rewardsClaim', 'POST', '/api/v1/rewards/claim'],
     ];
     assert.deepEqual(endpoints.map(([name]) => name).sort(), Object.keys(RATE_LIMITS).sort());
     for (const [name, method, url] of endpoints) {
