@@ -39,6 +39,7 @@ import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createKeeperWorker } from './workers/keeper.ts';
+import { createRewardClaimWorker } from './workers/reward-claims.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
 /** Which parts a process runs: the HTTP API, the background workers, or both (`npm start`). */
@@ -266,6 +267,14 @@ export async function startService(
             log: logger.child({ worker: 'housekeeping' }),
             idempotencyTtlMs: config.idempotencyTtlMs,
             eventRetentionMs: config.eventRetentionMs,
+          }),
+          createRewardClaimWorker({
+            db,
+            rewards: store.rewards,
+            chain: chain.chain,
+            feeWallet: platform.feeWalletSigner,
+            clock,
+            log: logger.child({ worker: 'reward-claims' }),
           }),
           createWebhookDeliveryWorker({
             db,

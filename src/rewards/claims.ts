@@ -39,15 +39,17 @@ export interface ClaimDeps {
   feeWallet: TransactionSigner;
   clock: Clock;
   /**
-   * How long the process that created or took over a claim keeps sending it before another may
-   * take it over: longer than a blockhash lives (about 60 to 90 s). 120 s by default.
+   * How long the process that created or took over a claim keeps it before another may take it
+   * over (30 s by default, longer than a claim request waits). Resending the same bytes is
+   * harmless, so a lease shorter than a blockhash's life only means a pending claim is looked at
+   * again sooner.
    */
   leaseMs?: number;
   /** How often a sent payout's status is read (400 ms by default). */
   pollMs?: number;
 }
 
-const DEFAULT_LEASE_MS = 120_000;
+const DEFAULT_LEASE_MS = 30_000;
 
 /** The caller's rewards with their claimable figures, which a claim must at least meet. */
 function assertClaimable(balances: RewardBalances, minimumLamports: bigint): Address {
