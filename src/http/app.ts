@@ -295,7 +295,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         clock: deps.clock,
       });
       await api.register(eventRoutes, { deliveries: deps.store.deliveries, clock: deps.clock });
-      await api.register(usageRoutes, { transfers: deps.store.transfers });
+      await api.register(usageRoutes, { transfers: deps.store.transfers, rewards: deps.store.rewards });
       await api.register(rewardRoutes, {
         rewards: deps.store.rewards,
         runChange: createChangeRunner(idempotency),

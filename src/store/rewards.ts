@@ -268,6 +268,26 @@ export function createRewardStore(db: Db) {
       return rows.map(toClaim);
     },
 
+    /**
+     * What the ledger credited the owner for transfers created in [from, to): lamports, and raw
+     * units per mint (ordered by mint).
+     */
+    async revenue(owner: Owner, window: { from: Date | undefined; to: Date | undefined }) {
+      const { rows } = await db.query<{ mint: Address; amount_raw: string; lamports: string }>(
+        `SELECT accrual.mint, sum(accrual.amount_raw) AS amount_raw, sum(accrual.lamports) AS lamports
+           FROM reward_accruals accrual JOIN transfers transfer ON transfer.id = accrual.transfer_id
+          WHERE accrual.integration_id = $1 AND accrual.mode = $2
+            AND ($3::timestamptz IS NULL OR transfer.created_at >= $3)
+            AND ($4::timestamptz IS NULL OR transfer.created_at < $4)
+          GROUP BY accrual.mint ORDER BY accrual.mint`,
+        [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null],
+      );
+      return {
+        lamports: rows.reduce((sum, row) => sum + BigInt(row.lamports), 0n),
+        byMint: rows.map((row) => ({ mint: row.mint, amountRaw: BigInt(row.amount_raw) })),
+      };
+    },
+
     /** A page of the owner's claims, newest first, with their exact number. */
     async listClaims(owner: Owner, page: { limit: number; offset: number }) {
       const { rows, total } = await readPage<ClaimRow>(

@@ -1,5 +1,5 @@
 // Settled transfers credit the integrator's shares of their fees to the integration's rewards, per
-// mode, in the transaction that records the settlement; GET /rewards shows them.
+// mode, in the transaction that records the settlement; GET /rewards and GET /usage show them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Address } from '@solana/kit';
@@ -72,6 +72,13 @@ describe('accrual of the integrator’s fee shares', () => {
         })),
         isTestMode: mode === 'test',
       });
+      const usage = (await caller.get('/api/v1/usage')).json();
+      assert.equal(usage.completedTransfers, settled.length);
+      assert.equal(usage.totalRevenueLamports, Number(expected.lamports));
+      assert.deepEqual(
+        usage.revenueByMint,
+        Object.fromEntries([...expected.byMint].map(([mint, raw]) => [mint, raw.toString()])),
+      );
       const ledger = await t.database.db.query<{ transfer_id: string; amount_raw: string; lamports: string }>(
         `SELECT transfer_id, amount_raw, lamports FROM reward_accruals
           WHERE integration_id = $1 AND mode = $2 ORDER BY transfer_id`,
