@@ -274,6 +274,7 @@ export async function startService(
             chain: chain.chain,
             feeWallet: platform.feeWalletSigner,
             clock,
+            metrics,
             log: logger.child({ worker: 'reward-claims' }),
           }),
           createWebhookDeliveryWorker({

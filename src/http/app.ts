@@ -38,6 +38,7 @@ import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
 import { adminPlatformRoutes } from './routes/admin/platform.ts';
+import { adminRewardRoutes } from './routes/admin/rewards.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
 import { rewardRoutes } from './routes/rewards/index.ts';
@@ -337,6 +338,13 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         await admin.register(adminPlatformRoutes, {
           platform: deps.platform,
           platformAdmin: deps.platformAdmin,
+        });
+        await admin.register(adminRewardRoutes, {
+          integrations: deps.store.integrations,
+          rewards: deps.store.rewards,
+          chain: deps.chain,
+          feeWallet: deps.platform.feeWallet,
+          minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
         });
       },
       { prefix: '/admin/v1' },

@@ -288,6 +288,32 @@ export function createRewardStore(db: Db) {
       };
     },
 
+    /**
+     * What every integration is owed, both modes together (they are paid from the same platform
+     * accounts): what is claimable plus what pending claims are still to pay; lamports, and raw
+     * units per mint.
+     */
+    async owed(): Promise<{ lamports: bigint; tokens: Map<Address, bigint> }> {
+      const [lamports, tokens] = await Promise.all([
+        db.query<{ owed: string }>(
+          `SELECT (SELECT coalesce(sum(accrued_lamports - claimed_lamports), 0) FROM reward_accounts)
+                + (SELECT coalesce(sum(lamports), 0) FROM reward_claims WHERE status = 'pending') AS owed`,
+        ),
+        db.query<{ mint: Address; owed: string }>(
+          `SELECT mint, sum(owed) AS owed FROM (
+             SELECT mint, accrued_raw - claimed_raw AS owed FROM reward_token_balances
+             UNION ALL
+             SELECT token ->> 'mint', (token ->> 'amountRaw')::numeric
+               FROM reward_claims, jsonb_array_elements(tokens) AS token WHERE status = 'pending'
+           ) AS owing GROUP BY mint HAVING sum(owed) > 0 ORDER BY mint`,
+        ),
+      ]);
+      return {
+        lamports: BigInt(lamports.rows[0]!.owed),
+        tokens: new Map(tokens.rows.map((row) => [row.mint, BigInt(row.owed)])),
+      };
+    },
+
     /** A page of the owner's claims, newest first, with their exact number. */
     async listClaims(owner: Owner, page: { limit: number; offset: number }) {
       const { rows, total } = await readPage<ClaimRow>(

@@ -162,6 +162,8 @@ function endpoints(): Endpoint[] {
     },
     { method: 'GET', path: '/admin/v1/integrations/{id}/keys', query: [], admin: true },
     { method: 'POST', path: '/admin/v1/keys/{id}/revoke', query: [], body: {}, admin: true },
+    { method: 'GET', path: '/admin/v1/integrations/{id}/rewards', query: [], admin: true },
+    { method: 'GET', path: '/admin/v1/rewards/coverage', query: [], admin: true },
   ];
 }
 

@@ -37,7 +37,7 @@ const deps: ClaimDeps = {
 };
 
 if (process.argv[2] === 'resume') {
-  const worker = createRewardClaimWorker({ ...deps, log: pino({ level: 'silent' }) });
+  const worker = createRewardClaimWorker({ ...deps, chain, log: pino({ level: 'silent' }) });
   process.stdout.write(`${JSON.stringify({ resumed: await worker.runOnce() })}\n`);
   await db.close();
 } else {
