@@ -32,6 +32,7 @@ export type ListTransfersQuery = Query<operations['listTransfers']>;
 export type ListEventsQuery = Query<operations['listEvents']>;
 export type ListWebhookDeliveriesQuery = Query<operations['listWebhookDeliveries']>;
 export type UsageQuery = Query<operations['getUsage']>;
+export type ListRewardClaimsQuery = Query<operations['listRewardClaims']>;
 
 /** The error codes a client retries on its own: rate limit, a concurrent retry, a dependency down. */
 export const RETRIED_CODES: readonly string[] = ['MH_004', 'MH_072', 'MH_091'];
@@ -321,6 +322,23 @@ export function createTransferRouterClient(options: TransferRouterClientOptions)
     /** `GET /usage`: counts and volume of this key's integration and mode. */
     getUsage: (query: UsageQuery = {}, call?: CallOptions) =>
       unwrap(api.GET('/api/v1/usage', { params: { query }, ...init(call) })),
+    /** `GET /rewards`: the integration's rewards, accrued, claimed and claimable. */
+    getRewards: (call?: CallOptions) => unwrap(api.GET('/api/v1/rewards', { ...init(call) })),
+    /** `POST /rewards/wallet`: where claims pay the rewards. */
+    setRewardsWallet: (wallet: string, call?: CallOptions) =>
+      unwrap(
+        api.POST('/api/v1/rewards/wallet', {
+          body: { wallet },
+          params: { header: header(call) },
+          ...init(call),
+        }),
+      ),
+    /** `POST /rewards/claim`: pays what is claimable to the rewards wallet. */
+    claimRewards: (call?: CallOptions) =>
+      unwrap(api.POST('/api/v1/rewards/claim', { params: { header: header(call) }, ...init(call) })),
+    /** `GET /rewards/claims`: the claims, newest first. */
+    listRewardClaims: (query: ListRewardClaimsQuery = {}, call?: CallOptions) =>
+      unwrap(api.GET('/api/v1/rewards/claims', { params: { query }, ...init(call) })),
     /** `GET /healthz`: the service is alive. */
     getHealth: (call?: CallOptions) => unwrap(api.GET('/healthz', { ...init(call) })),
     /** `GET /readyz`: the service's database and chain answer. */

@@ -19,6 +19,7 @@ export {
   type FeeEstimate,
   isTransferRouterError,
   type ListEventsQuery,
+  type ListRewardClaimsQuery,
   type ListTransfersQuery,
   type ListWebhookDeliveriesQuery,
   type PreparedTransactionBundle,

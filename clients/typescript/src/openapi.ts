@@ -376,6 +376,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Integrator rewards
+         * @description The integrator’s shares of the fees of settled transfers in this mode: the flat fee shares in lamports, the percentage fee shares per mint, what claims took and what is claimable.
+         */
+        get: operations["getRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rewards/wallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the rewards wallet
+         * @description Sets the wallet that claims pay in this mode (MH_011 when it is not a wallet address) and answers the rewards.
+         */
+        post: operations["setRewardsWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rewards/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim rewards
+         * @description Pays everything claimable to the rewards wallet in one on-chain transaction from the platform’s fee accounts: the lamports, and each mint’s tokens (the native mint’s as SOL). A missing token account of the wallet is created when the claimable lamports cover its rent, which is deducted and shown as `rentLamports`; otherwise that mint stays claimable. Answers once the payout is confirmed or failed (its amounts then claimable again), or `pending` if it has not landed within 20 s: the service completes it and GET /rewards/claims shows it. MH_061 without a rewards wallet; MH_060 when the claimable lamports are below `minimumClaimLamports`, also when another claim just took them.
+         */
+        post: operations["claimRewards"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rewards/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reward claims
+         * @description Newest first (createdAt, then id, descending). `limit` 1 to 100, default 50.
+         */
+        get: operations["listRewardClaims"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -397,6 +477,48 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        RewardsInput: {
+            /** @description Where claims pay; null until set. */
+            rewardsWallet: string | null;
+            /** @description A claim needs at least this many claimable lamports (MH_060). */
+            minimumClaimLamports: number;
+            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
+            lamports: {
+                accrued: number;
+                claimed: number;
+                claimable: number;
+            };
+            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
+            tokens: {
+                mint: string;
+                accruedRaw: string;
+                claimedRaw: string;
+                claimableRaw: string;
+            }[];
+            isTestMode: boolean;
+        };
+        RewardClaimInput: {
+            id: number;
+            /**
+             * @description `failed`: the payout did not land and its amounts are claimable again.
+             * @enum {string}
+             */
+            status: "pending" | "confirmed" | "failed";
+            wallet: string;
+            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
+            lamports: number;
+            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
+            rentLamports: number;
+            tokens: {
+                mint: string;
+                amountRaw: string;
+            }[];
+            /** @description The payout’s transaction signatures. */
+            signatures: string[];
+            /** Format: date-time */
+            createdAt: string;
+            confirmedAt: string | null;
         };
         TransferQuoteInput: {
             id: number;
@@ -616,9 +738,9 @@ export interface components {
             processingTransfers: number;
             /** @description Sum of the USD equivalent (at quote time) of completed transfers. */
             totalVolumeUsd: number;
-            /** @description The integrator's share of flat fees of completed transfers. */
+            /** @description The integrator's share of the flat fees of settled transfers, as its rewards credited it. */
             totalRevenueLamports: number;
-            /** @description The integrator's share of percentage fees of completed transfers, raw units per mint. */
+            /** @description The integrator's share of the percentage fees of settled transfers, raw units per mint, as its rewards credited it. */
             revenueByMint: {
                 [key: string]: string;
             };
@@ -671,6 +793,48 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        Rewards: {
+            /** @description Where claims pay; null until set. */
+            rewardsWallet: string | null;
+            /** @description A claim needs at least this many claimable lamports (MH_060). */
+            minimumClaimLamports: number;
+            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
+            lamports: {
+                accrued: number;
+                claimed: number;
+                claimable: number;
+            };
+            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
+            tokens: {
+                mint: string;
+                accruedRaw: string;
+                claimedRaw: string;
+                claimableRaw: string;
+            }[];
+            isTestMode: boolean;
+        };
+        RewardClaim: {
+            id: number;
+            /**
+             * @description `failed`: the payout did not land and its amounts are claimable again.
+             * @enum {string}
+             */
+            status: "pending" | "confirmed" | "failed";
+            wallet: string;
+            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
+            lamports: number;
+            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
+            rentLamports: number;
+            tokens: {
+                mint: string;
+                amountRaw: string;
+            }[];
+            /** @description The payout’s transaction signatures. */
+            signatures: string[];
+            /** Format: date-time */
+            createdAt: string;
+            confirmedAt: string | null;
         };
         TransferQuote: {
             id: number;
@@ -890,9 +1054,9 @@ export interface components {
             processingTransfers: number;
             /** @description Sum of the USD equivalent (at quote time) of completed transfers. */
             totalVolumeUsd: number;
-            /** @description The integrator's share of flat fees of completed transfers. */
+            /** @description The integrator's share of the flat fees of settled transfers, as its rewards credited it. */
             totalRevenueLamports: number;
-            /** @description The integrator's share of percentage fees of completed transfers, raw units per mint. */
+            /** @description The integrator's share of the percentage fees of settled transfers, raw units per mint, as its rewards credited it. */
             revenueByMint: {
                 [key: string]: string;
             };
@@ -1929,6 +2093,184 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageSummary"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rewards"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    setRewardsWallet: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A Solana wallet address (base58). */
+                    wallet: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rewards"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    claimRewards: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description No body: leave it out or send `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        claim: components["schemas"]["RewardClaim"];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listRewardClaims: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["RewardClaim"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
                 };
             };
             /** @description Default Response */
