@@ -221,10 +221,15 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   };
 
   // The chain is ahead of the record: the hop landed but its worker died before recording it.
-  // Only the stored transaction can have run it (every hop is stored before it is sent).
+  // Only the stored transaction can have run it (every hop is stored before it is sent). Its
+  // status is looked up in the history: the recent status cache forgets it within a minute or two.
   if (route.nextStep > step) {
     const stored = claimed.hopTransaction;
-    const [status] = stored ? await deps.chain.getSignatureStatuses([stored.signature as Signature]) : [];
+    const [status] = stored
+      ? await deps.chain.getSignatureStatuses([stored.signature as Signature], {
+          searchTransactionHistory: true,
+        })
+      : [];
     if (!stored || !status || status.err !== null) {
       throw new Error(
         `hop ${step} of route ${transfer.route.address} ran on chain, but not by its stored transaction`,
@@ -239,7 +244,9 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   let transaction = claimed.hopTransaction;
   if (transaction && (await deps.chain.getBlockHeight()) > transaction.validUntil) {
-    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature], {
+      searchTransactionHistory: true,
+    });
     if (!status) transaction = null;
   }
   if (!transaction) {
