@@ -87,7 +87,7 @@ export type TestAppOptions = Partial<
   config?: Partial<AppDeps['config']>;
   /** How the platform is set up on the test chain (by default as local mode does). */
   platform?: {
-    /** The platform's keys (fresh ones by default), for processes that must sign as the platform too. */
+    /** The platform's keys (fresh ones by default). */
     keys?: PlatformKeys;
     settings?: Partial<PlatformSettings>;
     /** Initialise the protocol config (default true). */

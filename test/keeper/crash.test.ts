@@ -119,7 +119,7 @@ describe('a keeper worker killed at any point of a hop', () => {
         where((point, step) => point === 'stored' && step !== MIDDLE),
       );
       assert.deepEqual(
-        steps(route.id, /^hop retried$/, { reason: 'its transaction expired unlanded' }),
+        steps(route.id, /^hop retried$/, { reason: 'expired before it landed' }),
         where((point, step) => point === 'stored' && step === MIDDLE),
       );
       assert.deepEqual(
