@@ -31,8 +31,8 @@ import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const ADMIN_HEADERS = { authorization: `Bearer ${ADMIN_TOKEN}` };
-/** One deployment's key for secrets at rest: apps sharing a database (two processes) share it too. */
-const ENCRYPTION_KEY = randomBytes(32);
+/** One deployment's key for secrets at rest: apps and processes sharing a database share it too. */
+export const ENCRYPTION_KEY = randomBytes(32);
 
 export interface TestApp {
   app: FastifyInstance;
