@@ -21,6 +21,8 @@ export const RATE_LIMITS = {
   confirmBroadcast: 30,
   fundingRefresh: 10,
   fundingConfirm: 10,
+  rescuePrepare: 10,
+  rescueConfirm: 10,
   createWebhook: 30,
   listWebhooks: 30,
   deleteWebhook: 30,

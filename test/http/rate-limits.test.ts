@@ -73,6 +73,8 @@ describe('rate limits in process', () => {
       ['confirmBroadcast', 'POST', '/api/v1/transfers/1/confirm-broadcast'],
       ['fundingRefresh', 'POST', '/api/v1/transfers/1/funding/refresh'],
       ['fundingConfirm', 'POST', '/api/v1/transfers/1/funding/confirm'],
+      ['rescuePrepare', 'POST', '/api/v1/transfers/1/rescue/prepare'],
+      ['rescueConfirm', 'POST', '/api/v1/transfers/1/rescue/confirm'],
       ['createWebhook', 'POST', '/api/v1/webhooks'],
       ['listWebhooks', 'GET', '/api/v1/webhooks'],
       ['deleteWebhook', 'DELETE', '/api/v1/webhooks/1'],
