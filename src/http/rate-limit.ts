@@ -23,6 +23,8 @@ export const RATE_LIMITS = {
   fundingConfirm: 10,
   rescuePrepare: 10,
   rescueConfirm: 10,
+  reclaimPrepare: 10,
+  reclaimConfirm: 10,
   createWebhook: 30,
   listWebhooks: 30,
   deleteWebhook: 30,

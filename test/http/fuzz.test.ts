@@ -96,6 +96,17 @@ function endpoints(): Endpoint[] {
       body: { timeoutSeconds: 1 },
     },
     { method: 'POST', path: '/api/v1/transfers/{transferId}/rescue/prepare', query: [], body: {} },
+    { method: 'POST', path: '/api/v1/transfers/{transferId}/reclaim-rent/prepare', query: [], body: {} },
+    {
+      method: 'POST',
+      path: '/api/v1/transfers/{transferId}/reclaim-rent/confirm',
+      query: [],
+      body: {
+        reclaimSignatures: [
+          '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
+        ],
+      },
+    },
     {
       method: 'POST',
       path: '/api/v1/transfers/{transferId}/rescue/confirm',

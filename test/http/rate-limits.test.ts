@@ -75,6 +75,8 @@ describe('rate limits in process', () => {
       ['fundingConfirm', 'POST', '/api/v1/transfers/1/funding/confirm'],
       ['rescuePrepare', 'POST', '/api/v1/transfers/1/rescue/prepare'],
       ['rescueConfirm', 'POST', '/api/v1/transfers/1/rescue/confirm'],
+      ['reclaimPrepare', 'POST', '/api/v1/transfers/1/reclaim-rent/prepare'],
+      ['reclaimConfirm', 'POST', '/api/v1/transfers/1/reclaim-rent/confirm'],
       ['createWebhook', 'POST', '/api/v1/webhooks'],
       ['listWebhooks', 'GET', '/api/v1/webhooks'],
       ['deleteWebhook', 'DELETE', '/api/v1/webhooks/1'],

@@ -263,3 +263,27 @@ export const rescueBundleSchema = z
     }),
   })
   .meta({ id: 'RescueBundle' });
+
+/** The contract's "Reclaim bundle". */
+export const reclaimBundleSchema = z
+  .object({
+    reclaimTxs: recoveryTransactions.describe('Sign and broadcast in order (v0, the source pays).'),
+    recentBlockhash: z.string().describe('Sign and broadcast before it expires (about 60 seconds).'),
+    lastValidBlockHeight: z.int(),
+    reclaimable: z.object({
+      totalLamports: z.int().describe('Lamports the source receives (before its transaction fees).'),
+      stepCount: z.int().describe('Step states the bundle closes.'),
+    }),
+  })
+  .meta({ id: 'ReclaimBundle' });
+
+/** What reclaim-rent/confirm answers: each reported signature, confirmed or failed with why. */
+export const reclaimConfirmResponseSchema = z.object({
+  confirmed: z.array(z.string()),
+  failed: z.array(
+    z.object({
+      signature: z.string(),
+      error: z.string().describe('Why it does not count, starting with its error code (e.g. `MH_036: ...`).'),
+    }),
+  ),
+});

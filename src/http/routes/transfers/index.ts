@@ -16,6 +16,7 @@ import { fundingRoutes } from './funding.ts';
 import { getTransferRoutes } from './get-transfer.ts';
 import { listTransfersRoute } from './list-transfers.ts';
 import { prepareRoute } from './prepare.ts';
+import { reclaimRentRoutes } from './reclaim-rent.ts';
 import { rescueRoutes } from './rescue.ts';
 
 export type TransferRouteDeps = PricingDeps &
@@ -43,4 +44,5 @@ export async function transferRoutes(app: FastifyInstance, deps: TransferRouteDe
   await app.register(confirmBroadcastRoute, deps);
   await app.register(fundingRoutes, deps);
   await app.register(rescueRoutes, deps);
+  await app.register(reclaimRentRoutes, deps);
 }

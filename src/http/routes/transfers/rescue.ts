@@ -37,10 +37,10 @@ export type RecoveryRouteDeps = RecoveryBundleDeps &
     clock: Clock;
   };
 
-const params = z.object({ transferId: integerId });
+export const params = z.object({ transferId: integerId });
 
 /** Unique signatures in the order given: a signature reported twice counts once. */
-const unique = (signatures: readonly Signature[]) => [...new Set(signatures)];
+export const unique = (signatures: readonly Signature[]) => [...new Set(signatures)];
 
 /**
  * `POST /transfers/{id}/rescue/prepare` (the bundle that gives the source everything back) and
