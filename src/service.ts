@@ -39,6 +39,7 @@ import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createKeeperWorker } from './workers/keeper.ts';
+import { createOverdueRouteWorker } from './workers/overdue-routes.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
 /** Which parts a process runs: the HTTP API, the background workers, or both (`npm start`). */
@@ -240,6 +241,14 @@ export async function startService(
             programAddress: platform.programAddress,
             clock,
             log: logger.child({ worker: 'deployment-reconciler' }),
+          }),
+          createOverdueRouteWorker({
+            db,
+            chain: chain.chain,
+            keeper: store.keeper,
+            programAddress: platform.programAddress,
+            clock,
+            log: logger.child({ worker: 'overdue-routes' }),
           }),
           createKeeperWorker({
             db,
