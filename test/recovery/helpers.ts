@@ -86,11 +86,17 @@ export async function routeRow(t: Pick<TestApp, 'database'>, id: number) {
 export const travelTo = (t: Pick<TestApp, 'chain'>, unix: bigint) =>
   t.chain.cheats.timeTravel({ absoluteTimestamp: Number(unix) * 1000 });
 
+/**
+ * Moves the chain's clock to at least `unix` seconds: a slot (400 ms) is timed from its start, so
+ * a clock moved to the second itself may still read the second before.
+ */
+export const travelPast = (t: Pick<TestApp, 'chain'>, unix: bigint) => travelTo(t, unix + 1n);
+
 /** Runs the route's first `count` hops, each when due, with the keeper. */
 export async function runHops(t: TestApp, id: number, count: number): Promise<void> {
   const row = await routeRow(t, id);
   for (let hop = 0; hop < count; hop++) {
-    await travelTo(t, row.firstReleaseAt! + BigInt(hop * row.intervalSeconds!));
+    await travelPast(t, row.firstReleaseAt! + BigInt(hop * row.intervalSeconds!));
     assert.equal(await t.keeper.runOnce(), 1, `hop ${hop + 1} runs`);
   }
 }
@@ -103,7 +109,7 @@ export async function failLastHop(t: TestApp, route: QuotedRoute): Promise<void>
   const row = await routeRow(t, route.id);
   await runHops(t, route.id, row.hops - 1);
   await t.chain.cheats.setTokenAccount(route.recipient, route.mint, { state: 'frozen' });
-  await travelTo(t, row.firstReleaseAt! + BigInt((row.hops - 1) * row.intervalSeconds!));
+  await travelPast(t, row.firstReleaseAt! + BigInt((row.hops - 1) * row.intervalSeconds!));
   await t.keeper.runOnce();
 }
 
