@@ -37,6 +37,7 @@ export type RecoveryRouteDeps = RecoveryBundleDeps &
     clock: Clock;
   };
 
+/** The path parameter of the recovery endpoints. */
 export const params = z.object({ transferId: integerId });
 
 /** Unique signatures in the order given: a signature reported twice counts once. */
