@@ -5,6 +5,7 @@ import { createIntegrationStore } from './integrations.ts';
 import { createKeeperWorkStore } from './keeper-work.ts';
 import { createRecoveryStore } from './recovery.ts';
 import { createRetentionStore } from './retention.ts';
+import { createRewardStore } from './rewards.ts';
 import { createRouteDeploymentStore } from './route-deployments.ts';
 import type { SecretBox } from './secret-box.ts';
 import { createTransferStore } from './transfers.ts';
@@ -22,6 +23,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     routes: createRouteDeploymentStore(db, options.secrets),
     keeper: createKeeperWorkStore(db),
     recovery: createRecoveryStore(db),
+    rewards: createRewardStore(db),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {
