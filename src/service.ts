@@ -40,6 +40,7 @@ import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createKeeperWorker } from './workers/keeper.ts';
+import { createOverdueRouteWorker } from './workers/overdue-routes.ts';
 import { createRewardClaimWorker } from './workers/reward-claims.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
@@ -250,6 +251,14 @@ export async function startService(
             programAddress: platform.programAddress,
             clock,
             log: logger.child({ worker: 'deployment-reconciler' }),
+          }),
+          createOverdueRouteWorker({
+            db,
+            chain: chain.chain,
+            keeper: store.keeper,
+            programAddress: platform.programAddress,
+            clock,
+            log: logger.child({ worker: 'overdue-routes' }),
           }),
           createKeeperWorker({
             db,

@@ -111,8 +111,8 @@ export async function routeOnChain(
 
 /**
  * What the source could rescue from a route, read account by account from the chain: the route
- * account, its step states and token accounts (a wrapped-SOL account's lamports without its
- * wrapped amount), the orchestrator config when this is the source's only open route, and the
+ * account, its step states and token accounts (a wrapped-SOL account's lamports with its wrapped
+ * amount: the rescue delivers it as SOL), the orchestrator config when this is the source's only open route, and the
  * keeper's lamports; in the API's shape, sorted by kind and lamports.
  */
 export async function rescuableOnChain(t: TestApp, id: number) {
@@ -128,7 +128,7 @@ export async function rescuableOnChain(t: TestApp, id: number) {
     const token = await t.chain.chain.getTokenAccount(holder);
     if (!token) continue;
     const held = await lamports(t, holder);
-    accounts.push({ kind: 'ata', lamports: Number(token.isNative === null ? held : held - token.amount) });
+    accounts.push({ kind: 'ata', lamports: Number(held) });
   }
   const [orchestrator] = await findOrchestratorPda(route.source, t.platform.programAddress);
   const { openRoutes } = decodeOrchestrator((await t.chain.chain.getAccount(orchestrator))!.data);
