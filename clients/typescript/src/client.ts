@@ -264,6 +264,40 @@ export function createTransferRouterClient(options: TransferRouterClientOptions)
           ...init(call),
         }),
       ),
+    /** `POST /transfers/{transferId}/rescue/prepare`: the bundle that gives a failed route's funds back to the source. */
+    prepareRescue: (transferId: number, call?: CallOptions) =>
+      unwrap(
+        api.POST('/api/v1/transfers/{transferId}/rescue/prepare', {
+          params: { path: { transferId }, header: header(call) },
+          ...init(call),
+        }),
+      ),
+    /** `POST /transfers/{transferId}/rescue/confirm`: reports the broadcast rescue's signatures. */
+    confirmRescue: (transferId: number, rescueSignatures: string[], call?: CallOptions) =>
+      unwrap(
+        api.POST('/api/v1/transfers/{transferId}/rescue/confirm', {
+          params: { path: { transferId }, header: header(call) },
+          body: { rescueSignatures },
+          ...init(call),
+        }),
+      ),
+    /** `POST /transfers/{transferId}/reclaim-rent/prepare`: the bundle that returns a settled route's rent. */
+    prepareRentReclaim: (transferId: number, call?: CallOptions) =>
+      unwrap(
+        api.POST('/api/v1/transfers/{transferId}/reclaim-rent/prepare', {
+          params: { path: { transferId }, header: header(call) },
+          ...init(call),
+        }),
+      ),
+    /** `POST /transfers/{transferId}/reclaim-rent/confirm`: reports the broadcast reclaim's signatures. */
+    confirmRentReclaim: (transferId: number, reclaimSignatures: string[], call?: CallOptions) =>
+      unwrap(
+        api.POST('/api/v1/transfers/{transferId}/reclaim-rent/confirm', {
+          params: { path: { transferId }, header: header(call) },
+          body: { reclaimSignatures },
+          ...init(call),
+        }),
+      ),
     /** `POST /webhooks`: registers an endpoint; its `secret` is shown only in this answer. */
     createWebhook: (body: CreateWebhookRequest, call?: CallOptions) =>
       unwrap(api.POST('/api/v1/webhooks', { body, params: { header: header(call) }, ...init(call) })),

@@ -195,6 +195,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/transfers/{transferId}/rescue/prepare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prepare the rescue bundle
+         * @description Reads the route on chain and builds the transactions that return to `sourceOwner` everything its route holds: the tokens, the flat fee, a screening deposit not forfeited, the rent of every route account and the keeper’s leftover. Allowed in phases `failed` and `recoverable`, and on an `executing` route past its deadline (recorded `recoverable` first). The source’s wallet signs each transaction (it is the fee payer; the keeper’s sweep is signed already) and broadcasts them in order. After a partial broadcast, prepare again: the new bundle covers what is left and replaces this one.
+         */
+        post: operations["prepareRescue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{transferId}/rescue/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a broadcast rescue
+         * @description Reports the signatures of broadcast rescue transactions. Each must be the source’s signature of a transaction of the latest rescue bundle of this transfer (`MH_083` otherwise, e.g. for another transfer’s or an earlier bundle’s) that landed (`MH_036`) and succeeded (`MH_037`). Once the route is closed on chain the transfer becomes phase `rescued`, status `refunded` (events `rescued`, `refunded`, `phase_changed`); before that it answers the transfer with its `recovery` figures updated.
+         */
+        post: operations["confirmRescue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{transferId}/reclaim-rent/prepare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prepare the rent reclaim bundle
+         * @description Reads the route on chain and builds the transactions that close every account the route still has and return their rent to `sourceOwner`, with the keeper’s leftover lamports (and the source’s orchestrator config when no other route of it is open). Allowed once the route settled (phases `settled`, `reclaimed`, and `rescued` for what reached the route since its rescue). The source’s wallet signs each transaction (it is the fee payer; the keeper’s sweep is signed already) and broadcasts them in order; prepare again after a partial broadcast.
+         */
+        post: operations["prepareRentReclaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{transferId}/reclaim-rent/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a broadcast rent reclaim
+         * @description Reports the signatures of broadcast reclaim transactions and answers, for each, whether it counts: `confirmed` when it is the source’s signature of a transaction of the latest reclaim bundle of this transfer that landed and succeeded; otherwise in `failed` with why (`MH_083`: not a transaction of that bundle; `MH_036`: not on chain; `MH_037`: failed on chain). Once nothing is left to reclaim on chain, event `rent_reclaimed`, and a settled transfer becomes phase `reclaimed`.
+         */
+        post: operations["confirmRentReclaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -667,6 +747,45 @@ export interface components {
                 nothingToDo: boolean;
             };
         };
+        RescueBundleInput: {
+            /** @description Sign and broadcast in order (v0, the source pays). The last one sweeps the keeper back to the source. */
+            rescueTxs: {
+                /** @description A base64 wire transaction. */
+                base64: string;
+                /** @description Signers whose signatures the transaction carries already (the keeper, for its sweep). */
+                partialSigners: string[];
+            }[];
+            /** @description Sign and broadcast before it expires (about 60 seconds). */
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            rescuable: {
+                /** @description Lamports the source receives (before its transaction fees). */
+                totalLamports: number;
+                accounts: {
+                    /** @enum {string} */
+                    kind: "route_pda" | "step_state" | "orchestrator_config" | "keeper" | "ata";
+                    lamports: number;
+                }[];
+            };
+        };
+        ReclaimBundleInput: {
+            /** @description Sign and broadcast in order (v0, the source pays). */
+            reclaimTxs: {
+                /** @description A base64 wire transaction. */
+                base64: string;
+                /** @description Signers whose signatures the transaction carries already (the keeper, for its sweep). */
+                partialSigners: string[];
+            }[];
+            /** @description Sign and broadcast before it expires (about 60 seconds). */
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            reclaimable: {
+                /** @description Lamports the source receives (before its transaction fees). */
+                totalLamports: number;
+                /** @description Step states the bundle closes. */
+                stepCount: number;
+            };
+        };
         WebhookDeliveryAttemptInput: {
             id: number;
             /** @description The event sent (`evt_...`); a test send has an id of its own. */
@@ -981,6 +1100,45 @@ export interface components {
                 keeperAlreadyFunded: boolean;
                 /** @description True when every group is null or empty. */
                 nothingToDo: boolean;
+            };
+        };
+        RescueBundle: {
+            /** @description Sign and broadcast in order (v0, the source pays). The last one sweeps the keeper back to the source. */
+            rescueTxs: {
+                /** @description A base64 wire transaction. */
+                base64: string;
+                /** @description Signers whose signatures the transaction carries already (the keeper, for its sweep). */
+                partialSigners: string[];
+            }[];
+            /** @description Sign and broadcast before it expires (about 60 seconds). */
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            rescuable: {
+                /** @description Lamports the source receives (before its transaction fees). */
+                totalLamports: number;
+                accounts: {
+                    /** @enum {string} */
+                    kind: "route_pda" | "step_state" | "orchestrator_config" | "keeper" | "ata";
+                    lamports: number;
+                }[];
+            };
+        };
+        ReclaimBundle: {
+            /** @description Sign and broadcast in order (v0, the source pays). */
+            reclaimTxs: {
+                /** @description A base64 wire transaction. */
+                base64: string;
+                /** @description Signers whose signatures the transaction carries already (the keeper, for its sweep). */
+                partialSigners: string[];
+            }[];
+            /** @description Sign and broadcast before it expires (about 60 seconds). */
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            reclaimable: {
+                /** @description Lamports the source receives (before its transaction fees). */
+                totalLamports: number;
+                /** @description Step states the bundle closes. */
+                stepCount: number;
             };
         };
         WebhookDeliveryAttempt: {
@@ -1611,6 +1769,211 @@ export interface operations {
                 content: {
                     "application/json": {
                         transfer: components["schemas"]["Transfer"];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    prepareRescue: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                transferId: number;
+            };
+            cookie?: never;
+        };
+        /** @description No body: leave it out or send `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RescueBundle"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    confirmRescue: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                transferId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The signatures of the broadcast `rescueTxs`, at least one. */
+                    rescueSignatures: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        transfer: components["schemas"]["Transfer"];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    prepareRentReclaim: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                transferId: number;
+            };
+            cookie?: never;
+        };
+        /** @description No body: leave it out or send `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReclaimBundle"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    confirmRentReclaim: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                transferId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The signatures of the broadcast `reclaimTxs`, at least one. */
+                    reclaimSignatures: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        confirmed: string[];
+                        failed: {
+                            signature: string;
+                            /** @description Why it does not count, starting with its error code (e.g. `MH_036: ...`). */
+                            error: string;
+                        }[];
                     };
                 };
             };
