@@ -1,12 +1,14 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** What a running local service tells local tools (the admin CLI) about itself. */
+/** What a running local service tells local tools (the admin CLI, the demo) about itself. */
 export interface ServiceFile {
   /** Where the API listens. */
   url: string;
   /** The service's process, so a file left by a killed one is recognised. */
   pid: number;
+  /** The JSON-RPC endpoint of the chain it uses (the embedded one's, or RPC_URL). */
+  rpcUrl?: string;
 }
 
 /** Where a running local service says where it listens; it is removed when the service stops. */
@@ -42,7 +44,11 @@ export async function readServiceFile(dataDir: string): Promise<ServiceFile | nu
     return null;
   }
   if (typeof parsed.url !== 'string' || typeof parsed.pid !== 'number' || !isRunning(parsed.pid)) return null;
-  return { url: parsed.url, pid: parsed.pid };
+  return {
+    url: parsed.url,
+    pid: parsed.pid,
+    ...(typeof parsed.rpcUrl === 'string' ? { rpcUrl: parsed.rpcUrl } : {}),
+  };
 }
 
 /** Removes the record if it is this process's (another service may have started on the same data since). */

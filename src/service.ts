@@ -403,7 +403,11 @@ export async function startService(
         await showFirstKey(store.integrations, clock, (key, created) =>
           process.stdout.write(firstKeyBanner(key, created, base)),
         );
-        await writeServiceFile(config.dataDir, { url, pid: process.pid }).then(
+        await writeServiceFile(config.dataDir, {
+          url,
+          pid: process.pid,
+          rpcUrl: config.chain.rpcUrl ?? chain.localRpcUrl,
+        }).then(
           () => closers.push(() => removeServiceFile(config.dataDir, process.pid)),
           (error) => logger.warn({ err: error }, 'could not record where the service listens in DATA_DIR'),
         );

@@ -83,6 +83,19 @@ describe('the OpenAPI document', () => {
     assert.ok(!operations.some((operation) => operation.includes('/admin/')));
   });
 
+  test('every operation has its own stable operationId, the method name generated clients give it', () => {
+    const ids = Object.values(document.paths).flatMap((operations) =>
+      Object.values(operations).map((operation) => (operation as { operationId?: string }).operationId),
+    );
+    for (const id of ids) assert.match(id ?? '(none)', /^[a-z][A-Za-z]+$/);
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+    assert.equal(
+      (document.paths['/api/v1/transfers/{transferId}/prepare']!.post as { operationId?: string })
+        .operationId,
+      'prepareTransfer',
+    );
+  });
+
   test('POSTs document the Idempotency-Key header: required, except on the estimate', () => {
     const header = (path: string) =>
       document.paths[path]!.post!.parameters?.find((p) => p.name === 'Idempotency-Key');

@@ -64,6 +64,7 @@ export async function eventRoutes(app: FastifyInstance, deps: { deliveries: Deli
       config: limit('listEvents'),
       schema: {
         tags: ['Events'],
+        operationId: 'listEvents',
         summary: 'List events',
         description:
           'Events of the last 30 days, newest first, each exactly as delivered plus the state of its deliveries to your endpoints. Filters combine with AND. `limit` 1 to 100, default 50.',
@@ -96,6 +97,7 @@ export async function eventRoutes(app: FastifyInstance, deps: { deliveries: Deli
       config: limit('resendEvent'),
       schema: {
         tags: ['Events'],
+        operationId: 'resendEvent',
         summary: 'Resend an event',
         description:
           'Queues the event (of the last 30 days) for delivery again now, with a fresh 3-day retry window. A delivery in flight at this moment is left to finish. Unknown event or endpoint: MH_016 with status 404; a disabled endpoint or no active subscribed endpoint: MH_016 (400). The body is optional.',

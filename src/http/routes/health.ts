@@ -18,6 +18,7 @@ export async function healthRoutes(app: FastifyInstance, options: { checks: Read
     {
       schema: {
         tags: ['Health'],
+        operationId: 'getHealth',
         summary: 'Liveness',
         response: { 200: z.object({ status: z.literal('ok') }) },
       },
@@ -30,6 +31,7 @@ export async function healthRoutes(app: FastifyInstance, options: { checks: Read
     {
       schema: {
         tags: ['Health'],
+        operationId: 'getReadiness',
         summary: 'Readiness: database and chain reachable',
         response: {
           200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.literal('ok')) }),

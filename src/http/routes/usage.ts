@@ -41,6 +41,7 @@ export async function usageRoutes(
       config: limit('usage'),
       schema: {
         tags: ['Usage'],
+        operationId: 'getUsage',
         summary: 'Usage summary',
         description:
           'Over transfers created in [fromDate, toDate) (both optional) by this integration in the key’s mode.',

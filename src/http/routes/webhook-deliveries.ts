@@ -39,6 +39,7 @@ export async function webhookDeliveryRoutes(
       config: limit('webhookDeliveries'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'listWebhookDeliveries',
         summary: 'List delivery attempts to an endpoint',
         description:
           'Every HTTP attempt to this endpoint (event deliveries, retries, resends and test sends), newest first. `limit` 1 to 100, default 50. An id that is not one of your endpoints is MH_016 with status 404.',
@@ -74,6 +75,7 @@ export async function webhookDeliveryRoutes(
       config: limit('testWebhook'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'testWebhook',
         summary: 'Send a signed test event now',
         description:
           'POSTs a signed `ping` event (`data: { url }`) to the endpoint, active or disabled, waits up to 10 s for the answer and reports it. The attempt appears in the delivery log with trigger `test`; no retries follow.',

@@ -52,6 +52,7 @@ export async function webhookEndpointActionRoutes(
       config: limit('rotateWebhookSecret'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the signing secret',
         description:
           'Replaces the secret; the new one is shown only in this response. Until `previousSecretExpiresAt` every delivery carries two `v1` signatures, one per secret, so receivers can switch without losing events. Rotating again during the overlap drops the oldest secret at once. The body is optional.',
@@ -82,6 +83,7 @@ export async function webhookEndpointActionRoutes(
       config: limit('enableWebhook'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'enableWebhook',
         summary: 'Re-enable an endpoint',
         description:
           'Re-activates an endpoint that was disabled after 3 days of failed deliveries. Deliveries still pending to it are tried again at once, with a fresh 3-day retry window; events that failed for good can be sent again with `POST /events/{eventId}/resend`. Enabling an active endpoint changes nothing.',

@@ -77,6 +77,7 @@ export async function webhookRoutes(
       config: limit('createWebhook'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'createWebhook',
         summary: 'Register a webhook endpoint',
         description: `The service POSTs a signed \`ping\` event to the URL first; no HTTP response within 5 s is MH_050. At most ${MAX_WEBHOOK_ENDPOINTS} endpoints per integration and mode (MH_051). The secret is shown only in this response.`,
         body: createBody,
@@ -121,6 +122,7 @@ export async function webhookRoutes(
       config: limit('listWebhooks'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'listWebhooks',
         summary: 'List webhook endpoints',
         response: { 200: z.object({ items: z.array(webhookEndpointSchema) }), ...errorResponses },
       },
@@ -137,6 +139,7 @@ export async function webhookRoutes(
       config: limit('deleteWebhook'),
       schema: {
         tags: ['Webhooks'],
+        operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint',
         description: '`deleted` is false when no endpoint of yours has this id (deleting twice is harmless).',
         params: z.object({ endpointId: integerId }),

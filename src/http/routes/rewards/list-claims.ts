@@ -14,6 +14,7 @@ export async function listClaimsRoute(app: FastifyInstance, deps: { rewards: Rew
       config: limit('rewardClaims'),
       schema: {
         tags: ['Rewards'],
+        operationId: 'listRewardClaims',
         summary: 'List reward claims',
         description: 'Newest first (createdAt, then id, descending). `limit` 1 to 100, default 50.',
         querystring: z.object({ limit: pageLimit, offset: pageOffset }).strict(),

@@ -33,6 +33,7 @@ export async function rewardsRoutes(app: FastifyInstance, deps: RewardRouteDeps)
       config: limit('rewards'),
       schema: {
         tags: ['Rewards'],
+        operationId: 'getRewards',
         summary: 'Integrator rewards',
         description:
           'The integrator’s shares of the fees of settled transfers in this mode: the flat fee shares in lamports, the percentage fee shares per mint, what claims took and what is claimable.',
@@ -52,6 +53,7 @@ export async function rewardsRoutes(app: FastifyInstance, deps: RewardRouteDeps)
       config: { ...limit('rewardsWallet'), fieldErrors: { wallet: 'MH_011' } },
       schema: {
         tags: ['Rewards'],
+        operationId: 'setRewardsWallet',
         summary: 'Set the rewards wallet',
         description:
           'Sets the wallet that claims pay in this mode (MH_011 when it is not a wallet address) and answers the rewards.',

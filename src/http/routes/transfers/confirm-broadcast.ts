@@ -77,6 +77,7 @@ export async function confirmBroadcastRoute(
       config: limit('confirmBroadcast'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'confirmBroadcast',
         summary: 'Confirm the broadcast bundle',
         description:
           'Two calls: right after keeper funding, `{ keeperFundingSignature, routeInitSignatures: [] }` (recorded, so a resumed deployment never funds the keeper twice); after every other transaction confirmed, all the signatures. The transfer becomes `processing` once the route, the orchestrator config and every step state exist on chain and the keeper holds its funding; before that it is answered unchanged.',

@@ -22,6 +22,7 @@ export async function createTransferRoute(
       config: { ...limit('createTransfer'), fieldErrors: createTransferFieldErrors },
       schema: {
         tags: ['Transfers'],
+        operationId: 'createTransfer',
         summary: 'Create a transfer (a priced quote)',
         description:
           'Creates a transfer in status `quote` with pricing locked until `expiresAt`. Repeating a create with the same `externalId` and the same parameters returns the existing transfer; different parameters are MH_033.',

@@ -23,6 +23,7 @@ export async function estimateRoute(
       config: { ...limit('estimate'), fieldErrors: pricingFieldErrors, idempotency: 'optional' },
       schema: {
         tags: ['Transfers'],
+        operationId: 'estimateTransfer',
         summary: 'Estimate fees',
         description:
           'Fees in token units and the SOL the source wallet needs up front. The screening deposit (compliance networks) is not included. Idempotency-Key is optional here.',

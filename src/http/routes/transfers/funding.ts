@@ -41,6 +41,7 @@ export async function fundingRoutes(
       config: limit('fundingRefresh'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'refreshFunding',
         summary: 'Refresh a transfer from the chain',
         description:
           'Reads the transfer’s route on chain now and updates its phase and status: a route found complete is taken over as a final confirm-broadcast would.',
@@ -61,6 +62,7 @@ export async function fundingRoutes(
       config: limit('fundingConfirm'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'confirmFunding',
         summary: 'Wait for the route to be deployed and funded',
         description:
           'Waits up to `timeoutSeconds` (default 30, 1 to 60) for the route to be deployed and funded on chain and answers the transfer; MH_032 when it was not within that time.',

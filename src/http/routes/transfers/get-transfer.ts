@@ -42,6 +42,7 @@ export async function getTransferRoutes(
       config: limit('getTransfer'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'getTransfer',
         summary: 'Get a transfer',
         params: z.object({ transferId: integerId }),
         response: { 200: transferSchema, ...errorResponses },
@@ -61,6 +62,7 @@ export async function getTransferRoutes(
       config: limit('getTransferByExternalId'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'getTransferByExternalId',
         summary: 'Get a transfer by your externalId',
         params: z.object({ externalId: z.string().min(1).max(128) }),
         response: { 200: transferSchema, ...errorResponses },

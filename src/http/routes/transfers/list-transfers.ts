@@ -28,6 +28,7 @@ export async function listTransfersRoute(app: FastifyInstance, deps: { transfers
       config: limit('listTransfers'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'listTransfers',
         summary: 'List transfers',
         description: 'Newest first (createdAt, then id, descending). `limit` 1 to 100, default 50.',
         querystring: query,

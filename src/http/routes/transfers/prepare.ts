@@ -58,6 +58,7 @@ export async function prepareRoute(
       config: limit('prepare'),
       schema: {
         tags: ['Transfers'],
+        operationId: 'prepareTransfer',
         summary: 'Prepare the transaction bundle',
         description:
           'Probes the chain and builds the transactions `sourceOwner` signs and broadcasts, in order: `keeperFundingTx`, `routeInitTxs`, `orchestratorInitTx`, `sessionInitTxs` (skip null or empty groups). Call it again after a partial broadcast: groups already on chain are dropped and the blockhash is fresh.',

@@ -47,6 +47,7 @@ export async function reclaimRentRoutes(app: FastifyInstance, deps: RecoveryRout
       config: limit('reclaimPrepare'),
       schema: {
         tags: ['Recovery'],
+        operationId: 'prepareRentReclaim',
         summary: 'Prepare the rent reclaim bundle',
         description:
           'Reads the route on chain and builds the transactions that close every account the route still has and return their rent to `sourceOwner`, with the keeper’s leftover lamports (and the source’s orchestrator config when no other route of it is open). Allowed once the route settled (phases `settled`, `reclaimed`, and `rescued` for what reached the route since its rescue). The source’s wallet signs each transaction (it is the fee payer; the keeper’s sweep is signed already) and broadcasts them in order; prepare again after a partial broadcast.',
@@ -93,6 +94,7 @@ export async function reclaimRentRoutes(app: FastifyInstance, deps: RecoveryRout
       config: limit('reclaimConfirm'),
       schema: {
         tags: ['Recovery'],
+        operationId: 'confirmRentReclaim',
         summary: 'Confirm a broadcast rent reclaim',
         description:
           'Reports the signatures of broadcast reclaim transactions and answers, for each, whether it counts: `confirmed` when it is the source’s signature of a transaction of the latest reclaim bundle of this transfer that landed and succeeded; otherwise in `failed` with why (`MH_083`: not a transaction of that bundle; `MH_036`: not on chain; `MH_037`: failed on chain). Once nothing is left to reclaim on chain, event `rent_reclaimed`, and a settled transfer becomes phase `reclaimed`.',

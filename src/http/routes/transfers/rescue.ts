@@ -61,6 +61,7 @@ export async function rescueRoutes(app: FastifyInstance, deps: RecoveryRouteDeps
       config: limit('rescuePrepare'),
       schema: {
         tags: ['Recovery'],
+        operationId: 'prepareRescue',
         summary: 'Prepare the rescue bundle',
         description:
           'Reads the route on chain and builds the transactions that return to `sourceOwner` everything its route holds: the tokens, the flat fee, a screening deposit not forfeited, the rent of every route account and the keeper’s leftover. Allowed in phases `failed` and `recoverable`, and on an `executing` route past its deadline (recorded `recoverable` first). The source’s wallet signs each transaction (it is the fee payer; the keeper’s sweep is signed already) and broadcasts them in order. After a partial broadcast, prepare again: the new bundle covers what is left and replaces this one.',
@@ -132,6 +133,7 @@ export async function rescueRoutes(app: FastifyInstance, deps: RecoveryRouteDeps
       config: limit('rescueConfirm'),
       schema: {
         tags: ['Recovery'],
+        operationId: 'confirmRescue',
         summary: 'Confirm a broadcast rescue',
         description:
           'Reports the signatures of broadcast rescue transactions. Each must be the source’s signature of a transaction of the latest rescue bundle of this transfer (`MH_083` otherwise, e.g. for another transfer’s or an earlier bundle’s) that landed (`MH_036`) and succeeded (`MH_037`). Once the route is closed on chain the transfer becomes phase `rescued`, status `refunded` (events `rescued`, `refunded`, `phase_changed`); before that it answers the transfer with its `recovery` figures updated.',

@@ -1,6 +1,6 @@
-import { timingSafeEqual } from 'node:crypto';
-import type { TransferEventPayload } from '../domain/events.ts';
-import { computeSignature, signatureHeader } from '../domain/webhook-signature.ts';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { components } from './openapi.ts';
 
 /**
  * Verifying webhook deliveries on the receiving side. A delivery carries
@@ -13,17 +13,21 @@ export const SIGNATURE_HEADER = 'mh-signature';
 /** How far the signature's timestamp may be from now unless told otherwise. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
-/** A delivered event: a transfer event, or the `ping` sent on registration and by test sends. */
-export type WebhookEvent =
-  | TransferEventPayload
-  | {
-      id: string;
-      type: 'ping';
-      createdAt: string;
-      isTest: boolean;
-      apiVersion: 'v1';
-      data: { url: string };
-    };
+/** A transfer event as delivered: the event of `GET /events` without its delivery report. */
+export type TransferEvent = Omit<components['schemas']['Event'], 'deliverySuccess' | 'deliveries'>;
+
+/** The `ping` sent when an endpoint is registered and by `POST /webhooks/{id}/test`. */
+export interface PingEvent {
+  id: string;
+  type: 'ping';
+  createdAt: string;
+  isTest: boolean;
+  apiVersion: 'v1';
+  data: { url: string };
+}
+
+/** A delivered event: a transfer event, or a ping. */
+export type WebhookEvent = TransferEvent | PingEvent;
 
 /** Why a delivery failed verification. */
 export type WebhookVerificationErrorCode =
@@ -139,6 +143,11 @@ export function verifyWebhook(
   }
 }
 
+/** Hex HMAC-SHA256 of `"<t>.<raw body>"` keyed by the endpoint secret, as the service signs. */
+function computeSignature(secret: string, timestamp: number, rawBody: string): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${rawBody}`, 'utf8').digest('hex');
+}
+
 /**
  * An `MH-Signature` header value for `payload`, for testing a receiver without the service:
  * signed at `timestamp` (unix seconds, default now) with each given secret.
@@ -150,5 +159,76 @@ export function generateTestHeader(input: {
 }): string {
   const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
   const timestamp = input.timestamp ?? Math.floor(Date.now() / 1000);
-  return signatureHeader(secrets, timestamp, input.payload);
+  return [
+    `t=${timestamp}`,
+    ...secrets.map((secret) => `v1=${computeSignature(secret, timestamp, input.payload)}`),
+  ].join(',');
+}
+
+/** Hands over verified events as they arrive, e.g. to {@link waitForTransfer}. */
+export interface WebhookEventSource {
+  /** Calls `listener` with every verified event from now on; answers the function that stops it. */
+  subscribe(listener: (event: WebhookEvent) => void): () => void;
+}
+
+/** A webhook endpoint's receiving side: verifies deliveries and passes their events on. */
+export interface WebhookReceiver extends WebhookEventSource {
+  /**
+   * Verifies one delivery (the raw body and its `MH-Signature` header), passes its event to every
+   * subscriber and answers it; throws {@link WebhookVerificationError} for a delivery not to trust.
+   */
+  receive(rawBody: string | Uint8Array, header: string | readonly string[] | null | undefined): WebhookEvent;
+  /** A `node:http` request listener: 200 for a verified delivery, 400 for one not to trust. */
+  listener(request: IncomingMessage, response: ServerResponse): void;
+}
+
+/**
+ * A receiver for one endpoint. `secret` may be a function, for an endpoint whose secret is known
+ * only once it is registered (registration sends a ping to the URL first, which the receiver
+ * answers 400 while it has no secret: any answer proves the URL reachable).
+ */
+export function createWebhookReceiver(options: {
+  secret: string | readonly string[] | (() => string | readonly string[] | undefined);
+  /** Largest accepted age of a signature in seconds (default 300). */
+  toleranceSeconds?: number;
+  /** The current time; defaults to the system clock. */
+  now?: () => Date;
+}): WebhookReceiver {
+  const listeners = new Set<(event: WebhookEvent) => void>();
+  const secrets = () => {
+    const secret = typeof options.secret === 'function' ? options.secret() : options.secret;
+    if (secret === undefined || secret.length === 0) {
+      throw new WebhookVerificationError('signature_mismatch', 'The receiver has no secret yet.');
+    }
+    return secret;
+  };
+  const receive: WebhookReceiver['receive'] = (rawBody, header) => {
+    const event = verifyWebhook(rawBody, header, secrets(), {
+      ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
+      ...(options.now ? { now: options.now() } : {}),
+    });
+    for (const listener of listeners) listener(event);
+    return event;
+  };
+  return {
+    receive,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    listener(request, response) {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        // A subscriber that throws answers 500, so the service delivers the event again later.
+        let status = 200;
+        try {
+          receive(Buffer.concat(chunks), request.headers[SIGNATURE_HEADER]);
+        } catch (error) {
+          status = error instanceof WebhookVerificationError ? 400 : 500;
+        }
+        response.writeHead(status).end();
+      });
+    },
+  };
 }

@@ -1,0 +1,219 @@
+import {
+  assertIsSendableTransaction,
+  assertIsTransactionWithinSizeLimit,
+  blockhash,
+  type Commitment,
+  type GetEpochInfoApi,
+  type GetSignatureStatusesApi,
+  getBase64Encoder,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
+  isSolanaError,
+  type Rpc,
+  type RpcSubscriptions,
+  type SendTransactionApi,
+  type Signature,
+  type SignatureNotificationsApi,
+  type SlotNotificationsApi,
+  SOLANA_ERROR__BLOCK_HEIGHT_EXCEEDED,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
+  SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
+  sendAndConfirmTransactionFactory,
+  type TransactionPartialSigner,
+} from '@solana/kit';
+import type {
+  CallOptions,
+  ConfirmBroadcastRequest,
+  PreparedTransactionBundle,
+  Transfer,
+  TransferRouterClient,
+} from './client.ts';
+
+/** The groups of a prepared bundle, in the order they are broadcast. */
+export type BundleGroup = 'keeperFunding' | 'routeInit' | 'orchestratorInit' | 'sessionInit';
+
+/** What {@link signAndBroadcastBundle} is doing, for a progress display or a log. */
+export type BroadcastProgress =
+  /** A bundle to broadcast: the one given, or one prepare answered (`resumed` after the first). */
+  | { kind: 'prepared'; bundle: PreparedTransactionBundle; resumed: boolean }
+  /** One transaction landed and is confirmed. */
+  | { kind: 'confirmed'; group: BundleGroup; index: number; count: number; signature: Signature }
+  /** The keeper's funding is recorded (the first confirm-broadcast call). */
+  | { kind: 'keeper_funding_reported'; transfer: Transfer }
+  /** The bundle's blockhash expired before `group` landed: prepare is called for a fresh bundle. */
+  | { kind: 'blockhash_expired'; group: BundleGroup }
+  /** Every signature is reported (the final confirm-broadcast call). */
+  | { kind: 'reported'; transfer: Transfer };
+
+export interface SignAndBroadcastOptions {
+  transferId: number;
+  /** The transfer's `sourceOwner`: the only signature each transaction lacks. */
+  signer: TransactionPartialSigner;
+  rpc: Rpc<GetEpochInfoApi & GetSignatureStatusesApi & SendTransactionApi>;
+  rpcSubscriptions: RpcSubscriptions<SignatureNotificationsApi & SlotNotificationsApi>;
+  /** A bundle prepared earlier (e.g. by your backend); without it, prepare is called first. */
+  bundle?: PreparedTransactionBundle;
+  /** Commitment each transaction is confirmed at before the next is sent (default `confirmed`). */
+  commitment?: Commitment;
+  /** How many bundles to try before giving up, the first one included (default 5). */
+  maxBundles?: number;
+  onProgress?: (progress: BroadcastProgress) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** The answer of {@link signAndBroadcastBundle}. */
+export interface BroadcastResult {
+  /** The transfer as the final confirm-broadcast answered it: `processing` once deployed. */
+  transfer: Transfer;
+  /** Everything that landed, from every bundle, as reported. */
+  signatures: ConfirmBroadcastRequest;
+}
+
+/** Whether a send or confirmation failed because the transaction's blockhash is too old. */
+export function isBlockhashExpired(error: unknown): boolean {
+  if (isSolanaError(error, SOLANA_ERROR__BLOCK_HEIGHT_EXCEEDED)) return true;
+  if (isSolanaError(error, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return true;
+  return (
+    isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE) &&
+    isSolanaError(error.cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
+  );
+}
+
+/** A bundle's transactions in broadcast order. */
+function transactionsOf(bundle: PreparedTransactionBundle): { group: BundleGroup; base64: string[] }[] {
+  return [
+    { group: 'keeperFunding', base64: bundle.keeperFundingTx ? [bundle.keeperFundingTx] : [] },
+    { group: 'routeInit', base64: bundle.routeInitTxs.map((entry) => entry.base64) },
+    { group: 'orchestratorInit', base64: bundle.orchestratorInitTx ? [bundle.orchestratorInitTx] : [] },
+    { group: 'sessionInit', base64: bundle.sessionInitTxs },
+  ];
+}
+
+/** Thrown when a blockhash expired part-way: which group was being sent. */
+class BlockhashExpired extends Error {
+  readonly group: BundleGroup;
+  constructor(group: BundleGroup, cause: unknown) {
+    super(`the bundle's blockhash expired while sending ${group}`, { cause });
+    this.group = group;
+  }
+}
+
+/**
+ * Deploys a transfer's route as the service expects, from a prepared bundle to `processing`: signs
+ * each transaction with the source's `signer` as it is (the service's own signatures stay),
+ * sends the groups in order (keeper funding, route creation, orchestrator, sessions), each
+ * confirmed before the next; reports the keeper's funding at once (the first confirm-broadcast
+ * call) and every signature at the end (the final call). When the blockhash expires part-way, or
+ * the final call finds something still missing on chain, it prepares again and broadcasts what
+ * the new bundle holds, reporting the signatures of every bundle.
+ */
+export async function signAndBroadcastBundle(
+  client: Pick<TransferRouterClient, 'prepareTransfer' | 'confirmBroadcast'>,
+  options: SignAndBroadcastOptions,
+): Promise<BroadcastResult> {
+  const { transferId, signer } = options;
+  const call: CallOptions = options.signal ? { signal: options.signal } : {};
+  const sendAndConfirm = sendAndConfirmTransactionFactory({
+    rpc: options.rpc,
+    rpcSubscriptions: options.rpcSubscriptions,
+  } as Parameters<typeof sendAndConfirmTransactionFactory>[0]);
+  const maxBundles = options.maxBundles ?? 5;
+  const progress = async (event: BroadcastProgress) => options.onProgress?.(event);
+  const reported: Required<ConfirmBroadcastRequest> = {
+    keeperFundingSignature: '',
+    routeInitSignatures: [],
+    orchestratorInitSignature: '',
+    sessionInitSignatures: [],
+  };
+
+  /** Signs one transaction of `bundle` as it is, sends it, waits for its confirmation. */
+  async function signSendConfirm(bundle: PreparedTransactionBundle, base64: string): Promise<Signature> {
+    const transaction = {
+      ...getTransactionDecoder().decode(getBase64Encoder().encode(base64)),
+      // The wire format does not say when the blockhash expires; the bundle does.
+      lifetimeConstraint: {
+        blockhash: blockhash(bundle.recentBlockhash),
+        lastValidBlockHeight: BigInt(bundle.lastValidBlockHeight),
+      },
+    };
+    if (!(signer.address in transaction.signatures)) {
+      throw new Error(
+        `the bundle is not for signer ${signer.address}: its transactions need ${Object.keys(transaction.signatures).join(', ')}`,
+      );
+    }
+    assertIsTransactionWithinSizeLimit(transaction);
+    const [signatures] = await signer.signTransactions([transaction], { abortSignal: options.signal });
+    const signed = { ...transaction, signatures: { ...transaction.signatures, ...signatures } };
+    assertIsSendableTransaction(signed);
+    await sendAndConfirm(signed, {
+      commitment: options.commitment ?? 'confirmed',
+      ...(options.signal ? { abortSignal: options.signal } : {}),
+    });
+    return getSignatureFromTransaction(signed);
+  }
+
+  /** Broadcasts one bundle's groups in order, recording what lands. */
+  async function broadcast(bundle: PreparedTransactionBundle) {
+    for (const { group, base64 } of transactionsOf(bundle)) {
+      for (const [index, transaction] of base64.entries()) {
+        let signature: Signature;
+        try {
+          signature = await signSendConfirm(bundle, transaction);
+        } catch (error) {
+          if (isBlockhashExpired(error)) throw new BlockhashExpired(group, error);
+          throw error;
+        }
+        if (group === 'keeperFunding') reported.keeperFundingSignature = signature;
+        if (group === 'routeInit') reported.routeInitSignatures.push(signature);
+        if (group === 'orchestratorInit') reported.orchestratorInitSignature = signature;
+        if (group === 'sessionInit') reported.sessionInitSignatures.push(signature);
+        await progress({ kind: 'confirmed', group, index, count: base64.length, signature });
+        if (group === 'keeperFunding') {
+          // Recorded at once, so that a resumed deployment never funds the keeper twice.
+          const { transfer } = await client.confirmBroadcast(
+            transferId,
+            { keeperFundingSignature: signature, routeInitSignatures: [] },
+            call,
+          );
+          await progress({ kind: 'keeper_funding_reported', transfer });
+        }
+      }
+    }
+  }
+
+  /** The final call's body: every signature that landed, empty fields left out. */
+  const finalReport = (): ConfirmBroadcastRequest => ({
+    routeInitSignatures: reported.routeInitSignatures,
+    ...(reported.keeperFundingSignature ? { keeperFundingSignature: reported.keeperFundingSignature } : {}),
+    ...(reported.orchestratorInitSignature
+      ? { orchestratorInitSignature: reported.orchestratorInitSignature }
+      : {}),
+    ...(reported.sessionInitSignatures.length > 0
+      ? { sessionInitSignatures: reported.sessionInitSignatures }
+      : {}),
+  });
+
+  let bundle = options.bundle ?? (await client.prepareTransfer(transferId, call)).preparedTxs;
+  for (let attempt = 1; ; attempt++) {
+    await progress({ kind: 'prepared', bundle, resumed: attempt > 1 });
+    let expired = false;
+    try {
+      await broadcast(bundle);
+    } catch (error) {
+      if (!(error instanceof BlockhashExpired) || attempt >= maxBundles) throw error;
+      await progress({ kind: 'blockhash_expired', group: error.group });
+      expired = true;
+    }
+    if (!expired) {
+      const { transfer } = await client.confirmBroadcast(transferId, finalReport(), call);
+      await progress({ kind: 'reported', transfer });
+      if (transfer.status !== 'awaiting_signature') return { transfer, signatures: finalReport() };
+      if (attempt >= maxBundles) {
+        throw new Error(
+          `transfer ${transferId} is still ${transfer.status} (phase ${transfer.phase}) after ${attempt} bundles`,
+        );
+      }
+    }
+    bundle = (await client.prepareTransfer(transferId, call)).preparedTxs;
+  }
+}

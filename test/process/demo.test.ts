@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type Address, createSolanaRpc } from '@solana/kit';
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { createTransferRouterClient } from '../../clients/typescript/src/index.ts';
+import { adminTokenPath } from '../../src/bootstrap.ts';
+import { readServiceFile } from '../../src/service-file.ts';
+import { type ServiceProcess, startServiceProcess } from '../helpers/process.ts';
+
+// A newcomer's first minutes: `npm start` on a fresh data directory, then `npm run demo` beside
+// it (piped, as a script or CI runs it). The demo moves the local chain's clock to each hop's due
+// time (--time-travel) instead of waiting the minute the shortest arrival takes.
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SOL_MINT = 'So11111111111111111111111111111111111111112' as Address;
+
+let dataDir: string;
+let service: ServiceProcess;
+let rpc: ReturnType<typeof createSolanaRpc>;
+let adminToken: string;
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'tr-demo-'));
+  service = await startServiceProcess({ DATA_DIR: dataDir }, { via: 'npm' });
+  const recorded = await readServiceFile(dataDir);
+  assert.ok(recorded?.rpcUrl, 'the service records its chain in service.json');
+  rpc = createSolanaRpc(recorded.rpcUrl);
+  adminToken = (await readFile(adminTokenPath(dataDir), 'utf8')).trim();
+});
+after(async () => {
+  // SIGTERM to npm stops the service with it (test/process/npm-start.test.ts).
+  await service.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Runs `npm run demo` with the data directory of the service and resolves with what it printed. */
+function runDemo(args: string[]) {
+  const child = spawn('npm', ['run', '--silent', 'demo', '--', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The value the demo printed for `label` (the first word after it). */
+function printed(stdout: string, label: string): string {
+  const match = new RegExp(`^ {2}${label} +(\\S+)`, 'm').exec(stdout);
+  assert.ok(match, `the demo prints its ${label}:\n${stdout}`);
+  return match[1]!;
+}
+
+const lamportsOf = async (address: Address) => (await rpc.getBalance(address).send()).value;
+async function tokensOf(owner: Address, mint: Address): Promise<bigint> {
+  const [account] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  return BigInt((await rpc.getTokenAccountBalance(account).send()).value.amount);
+}
+async function feeWallet(): Promise<Address> {
+  const response = await fetch(`${service.url}/admin/v1/platform`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  });
+  const status = (await response.json()) as { wallets: { feeWallet: { address: Address } } };
+  return status.wallets.feeWallet.address;
+}
+
+for (const native of [false, true]) {
+  test(`\`npm run demo${native ? ' -- --sol' : ''}\` beside \`npm start\`: the transfer completes and every balance is exact`, async () => {
+    const platformWallet = await feeWallet();
+    const flatFeesBefore = await lamportsOf(platformWallet);
+    const demo = await runDemo(['--time-travel', ...(native ? ['--sol'] : [])]);
+    assert.equal(demo.code, 0, `${demo.stderr}\n${demo.stdout}`);
+    assert.ok(
+      !demo.stdout.includes('\r') && !demo.stdout.includes('\x1b'),
+      'piped, the demo writes no control codes',
+    );
+    assert.match(demo.stdout, /^5\. Transfer \d+: completed \(phase settled\)$/m);
+    assert.match(demo.stdout, /hop 3 of 3 done/);
+
+    const key = printed(demo.stdout, 'key');
+    assert.match(key, /^mh_test_[A-Za-z0-9]{32}$/, 'the key the demo created is printed');
+    const source = printed(demo.stdout, 'source') as Address;
+    const mint = printed(demo.stdout, 'token') as Address;
+    const recipient = printed(demo.stdout, 'recipient') as Address;
+    const id = Number(printed(demo.stdout, 'transfer'));
+    assert.equal(mint === SOL_MINT, native);
+
+    const transfer = await createTransferRouterClient({ baseUrl: service.url, apiKey: key }).getTransfer(id);
+    assert.equal(transfer.status, 'completed');
+    assert.equal(transfer.phase, 'settled');
+    assert.deepEqual(transfer.progress, { hopsCompleted: 3, hopsTotal: 3 });
+    assert.equal(transfer.sourceOwner, source);
+    assert.equal(transfer.recipientWallet, recipient);
+    const amountRaw = BigInt(transfer.amountRaw);
+    assert.equal(amountRaw, native ? 500_000_000n : 25_000_000n, 'the default amount');
+    const feeRaw = (amountRaw * BigInt(transfer.percentFeeBps!) + 9_999n) / 10_000n;
+
+    if (native) {
+      assert.equal(await lamportsOf(recipient), amountRaw - feeRaw);
+    } else {
+      assert.equal(await tokensOf(recipient, mint), amountRaw - feeRaw);
+      assert.equal(await tokensOf(source, mint), 40n * amountRaw - amountRaw, 'minted 40 times the amount');
+    }
+    assert.equal(await tokensOf(platformWallet, mint), feeRaw);
+    assert.equal((await lamportsOf(platformWallet)) - flatFeesBefore, BigInt(transfer.totalFlatFeeLamports!));
+  });
+}
