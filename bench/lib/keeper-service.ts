@@ -1,0 +1,302 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type Address, generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
+import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { createRpcChain } from '../../src/chain/rpc-chain.ts';
+import type { Chain } from '../../src/chain/types.ts';
+import { generateKeypair } from '../../src/platform/keypair.ts';
+import { KEEPER_CHANNEL } from '../../src/store/channels.ts';
+import { createStore, type Store } from '../../src/store/index.ts';
+import { createSecretBox } from '../../src/store/secret-box.ts';
+import { createTestDatabase, type TestDatabase } from '../../test/helpers/database.ts';
+import { type ServiceProcess, startServiceProcess } from '../../test/helpers/process.ts';
+import { type Bundle, broadcastBundle } from '../../test/helpers/wallet.ts';
+
+/**
+ * The setting of the keeper benches: one service process (API and the embedded chain, its workers
+ * off) on a scratch PostgreSQL database, routes deployed through its API as an integrator does
+ * (create, prepare, the source's wallet signs and broadcasts, confirm-broadcast twice), and worker
+ * processes (`npm run worker`: `node src/main.ts --workers-only`) on the same database, pointed at
+ * the embedded chain's JSON-RPC endpoint with `RPC_URL`. All processes share the platform keys and
+ * `ENCRYPTION_KEY` (the keeper keys are sealed with it).
+ */
+
+/** A route deployed through the API: status `processing`, the keeper's from its first due hop. */
+export interface DeployedRoute {
+  id: number;
+  hops: number;
+  /** When its last hop is due, chain unix seconds: the transfer's target arrival. */
+  arrivalAt: bigint;
+}
+
+export interface KeeperBench {
+  service: ServiceProcess;
+  database: TestDatabase;
+  /** The embedded chain's JSON-RPC endpoint, served by the service process. */
+  rpcUrl: string;
+  /** The service's chain client over that endpoint. */
+  chain: Chain;
+  store: Store;
+  /** A raw JSON-RPC call to the endpoint (the cheat methods too). */
+  rpc(method: string, params: unknown[]): Promise<unknown>;
+  /** The chain's unix time, seconds. */
+  chainNow(): Promise<bigint>;
+  /** Moves the chain's clock forward to `unix` seconds. */
+  travelTo(unix: bigint): Promise<void>;
+  /**
+   * Creates `count` funded transfers of `hops` hops arriving `arrivalSeconds` after prepare, and
+   * deploys them, `concurrency` at a time; `onDeployed` sees each as it is taken over.
+   */
+  deploy(options: {
+    count: number;
+    hops: number;
+    arrivalSeconds: number;
+    concurrency?: number;
+    onDeployed?(route: DeployedRoute): void;
+  }): Promise<DeployedRoute[]>;
+  /** Starts `npm run worker` processes and resolves once each runs its workers. */
+  startWorkers(count: number, env?: Record<string, string>): Promise<WorkerProcess[]>;
+  /** Wakes the keeper workers as a takeover does (NOTIFY on the keeper channel). */
+  wakeKeepers(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface WorkerProcess {
+  pid: number;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Starts the service on a scratch database and sets up an integration and a USDC-like mint. */
+export async function startKeeperBench(
+  options: { serviceEnv?: Record<string, string> } = {},
+): Promise<KeeperBench> {
+  const database = await createTestDatabase({ poolSize: 4 });
+  const encryptionKey = randomBytes(32);
+  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`;
+  const keys = {
+    PLATFORM_ADMIN_KEYPAIR: JSON.stringify(generateKeypair().toKeygenArray()),
+    SCREENING_AUTHORITY_KEYPAIR: JSON.stringify(generateKeypair().toKeygenArray()),
+    PLATFORM_FEE_KEYPAIR: JSON.stringify(generateKeypair().toKeygenArray()),
+  };
+  const shared = { DATABASE_URL: database.url, ENCRYPTION_KEY: encryptionKey.toString('hex'), ...keys };
+  // Workers off: the keeper runs only in the worker processes a measurement starts.
+  const service = await startServiceProcess({
+    ...shared,
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: 'warn',
+    WORKERS_ENABLED: 'false',
+    ...options.serviceEnv,
+  });
+  const rpcUrl = /"chain":"(http:\/\/[^"]+)"/.exec(
+    service.logs.find((line) => line.includes('Transfer Router listening'))!,
+  )![1]!;
+  const chain = createRpcChain({ rpcUrl });
+  const store = createStore(database.db, {
+    idempotencyTtlMs: 60_000,
+    secrets: createSecretBox(encryptionKey),
+  });
+  const workers = new Set<WorkerProcess>();
+
+  const rpc = async (method: string, params: unknown[]) => {
+    const response = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    const answer = (await response.json()) as { error?: unknown; result?: unknown };
+    if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`);
+    return answer.result;
+  };
+  const call = async <T>(
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+    method: 'GET' | 'POST' = 'POST',
+  ): Promise<T> => {
+    const response = await fetch(`${service.url}${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+
+  try {
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const integration = await call<{ id: number }>('/admin/v1/integrations', admin, {
+      name: 'bench',
+      settings: { rateLimitMultiplier: 100_000 },
+    });
+    const { key } = await call<{ key: string }>(`/admin/v1/integrations/${integration.id}/keys`, admin, {
+      mode: 'test',
+    });
+    const api = { 'x-api-key': key };
+    const idempotent = () => ({ ...api, 'idempotency-key': `bench-${randomBytes(8).toString('hex')}` });
+
+    // A USDC-like mint, set on chain as surfnet_setAccount does it.
+    const mint = (await generateKeyPairSigner()).address;
+    await rpc('surfnet_setAccount', [
+      mint,
+      {
+        lamports: Number(await rpc('getMinimumBalanceForRentExemption', [getMintSize()])),
+        owner: TOKEN_PROGRAM_ADDRESS,
+        data: Buffer.from(
+          getMintEncoder().encode({
+            mintAuthority: some((await generateKeyPairSigner()).address),
+            supply: 0n,
+            decimals: 6,
+            isInitialized: true,
+            freezeAuthority: none(),
+          }),
+        ).toString('hex'),
+      },
+    ]);
+
+    /** One transfer, from a funded source to its recipient, deployed as an integrator does. */
+    async function deployOne(hops: number, arrivalSeconds: number): Promise<DeployedRoute> {
+      const source: KeyPairSigner = await generateKeyPairSigner();
+      await rpc('requestAirdrop', [source.address, 20_000_000_000]);
+      await rpc('surfnet_setTokenAccount', [source.address, mint, { amount: 1_000_000_000 }]);
+      const created = await call<{ id: number }>('/api/v1/transfers', idempotent(), {
+        tokenMint: mint,
+        amountRaw: '250000000',
+        amountTokens: '250',
+        hops,
+        arrivalSeconds,
+        tokenPriceUsd: 1,
+        sourceOwner: source.address,
+        recipientWallet: (await generateKeyPairSigner()).address,
+      });
+      const { preparedTxs } = await call<{ preparedTxs: Bundle }>(
+        `/api/v1/transfers/${created.id}/prepare`,
+        idempotent(),
+      );
+      const funding = await broadcastBundle(chain, source, preparedTxs, { through: 'keeperFunding' });
+      await call(`/api/v1/transfers/${created.id}/confirm-broadcast`, idempotent(), {
+        keeperFundingSignature: funding.keeperFundingSignature,
+        routeInitSignatures: [],
+      });
+      const rest = await broadcastBundle(chain, source, { ...preparedTxs, keeperFundingTx: null });
+      const { transfer } = await call<{ transfer: { status: string } }>(
+        `/api/v1/transfers/${created.id}/confirm-broadcast`,
+        idempotent(),
+        { ...rest, keeperFundingSignature: funding.keeperFundingSignature },
+      );
+      if (transfer.status !== 'processing') throw new Error(`transfer ${created.id} is ${transfer.status}`);
+      const { rows } = await database.db.query<{ arrival_at: string }>(
+        'SELECT first_release_at + (hops - 1) * interval_seconds AS arrival_at FROM transfers WHERE id = $1',
+        [created.id],
+      );
+      return { id: created.id, hops, arrivalAt: BigInt(rows[0]!.arrival_at) };
+    }
+
+    const chainNow = async () => (await chain.getClock()).unixTimestamp;
+    return {
+      service,
+      database,
+      rpcUrl,
+      chain,
+      store,
+      rpc,
+      chainNow,
+      async travelTo(unix) {
+        await rpc('surfnet_timeTravel', [{ absoluteTimestamp: Number(unix) * 1000 }]);
+      },
+      async deploy({ count, hops, arrivalSeconds, concurrency = 4, onDeployed }) {
+        const routes: DeployedRoute[] = [];
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (next < count) {
+              next++;
+              const route = await deployOne(hops, arrivalSeconds);
+              routes.push(route);
+              onDeployed?.(route);
+            }
+          }),
+        );
+        return routes;
+      },
+      async startWorkers(count, env = {}) {
+        const started = await Promise.all(
+          Array.from({ length: count }, () =>
+            startWorkerProcess({
+              ...shared,
+              RPC_URL: rpcUrl,
+              CLUSTER: 'localnet',
+              LOG_LEVEL: 'warn',
+              ...env,
+            }),
+          ),
+        );
+        for (const worker of started) {
+          workers.add(worker);
+          const stop = worker.stop;
+          worker.stop = async () => {
+            workers.delete(worker);
+            await stop();
+          };
+        }
+        return started;
+      },
+      async wakeKeepers() {
+        await database.db.query(`SELECT pg_notify($1, '')`, [KEEPER_CHANNEL]);
+      },
+      async close() {
+        for (const worker of [...workers]) await worker.stop();
+        await service.stop();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await service.stop();
+    await database.drop();
+    throw error;
+  }
+}
+
+/** `node src/main.ts --workers-only` (what `npm run worker` runs), resolved once its workers run. */
+async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tr-bench-worker-'));
+  const child: ChildProcess = spawn(process.execPath, ['src/main.ts', '--workers-only'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? tmpdir(),
+      MODE: 'local',
+      DATA_DIR: dataDir,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        logs.push(line);
+        if (line.includes('Transfer Router workers running')) resolve();
+      });
+    }
+    void exited.then((code) => reject(new Error(`worker exited with ${code}:\n${logs.join('\n')}`)));
+  });
+  return {
+    pid: child.pid!,
+    logs,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type { Address };
