@@ -21,7 +21,7 @@ import {
   updateOrAppendSetComputeUnitLimitInstruction,
 } from '@solana-program/compute-budget';
 import { isChainError } from '../chain/errors.ts';
-import type { Route } from '../chain/router/accounts.ts';
+import { decodeRoute, type Route } from '../chain/router/accounts.ts';
 import { routerErrorName } from '../chain/router/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -33,6 +33,7 @@ import { findStepPda } from '../chain/router/pda.ts';
 import type {
   AccountReader,
   BlockHeightReader,
+  BlockhashLifetime,
   BlockhashReader,
   ClockReader,
   SignatureStatusReader,
@@ -111,13 +112,12 @@ function retryDelayMs(attempt: number): number {
 
 /** Signs a transaction paid and signed by the keeper alone. */
 async function signedByKeeper(
-  deps: KeeperDeps,
   keeper: KeyPairSigner,
+  lifetime: BlockhashLifetime,
   instructions: readonly Instruction[],
   microLamportsPerCu: bigint,
   computeUnitLimit: number,
 ): Promise<StoredHopTransaction> {
-  const lifetime = await deps.chain.getLatestBlockhash();
   const transaction = await pipe(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(keeper, message),
@@ -160,6 +160,22 @@ async function sendAndWait(
 }
 
 /**
+ * What a hop needs of the chain, in one read: the route's account (its next step, screening, the
+ * accounts a step moves between) and the keeper's balance. The whole route (every account, each
+ * address derived) is read only to settle it or give up on it.
+ */
+async function readHopState(
+  deps: KeeperDeps,
+  transfer: Transfer & { route: RouteRecord },
+): Promise<{ route: Route | null; keeperLamports: bigint }> {
+  const [route, keeper] = await deps.chain.getAccounts([transfer.route.address, transfer.route.keeper]);
+  return {
+    route: route && route.programAddress === deps.programAddress ? decodeRoute(route.data) : null,
+    keeperLamports: keeper?.lamports ?? 0n,
+  };
+}
+
+/**
  * Does what is due on one claimed route, then gives the claim back: screens a route awaiting its
  * verdict, or runs its next hop: the keeper signs it, stores the signed bytes and their signature,
  * sends them, waits for them to land and records the hop with its events (the last one settles
@@ -174,8 +190,11 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const transfer = claimed.transfer as Transfer & { route: RouteRecord };
   const id = transfer.id;
   const release = (input: Parameters<KeeperWorkStore['release']>[2]) => deps.keeper.release(id, claim, input);
-  const snapshot = await readRoute(deps.chain, deps.programAddress, transfer);
-  const route = snapshot.route?.data;
+  // The keeper's key is read beside the chain: every round but a screening needs it.
+  const [{ route, keeperLamports }, keeperKey] = await Promise.all([
+    readHopState(deps, transfer),
+    deps.routes.keeperPrivateKey(id),
+  ]);
   if (!route)
     return release({ retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)) });
   const schedule = transfer.route.schedule!;
@@ -200,13 +219,15 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   }
 
   const step = transfer.hopsCompleted;
-  const keeper = await createKeyPairSignerFromPrivateKeyBytes((await deps.routes.keeperPrivateKey(id))!);
+  const keeper = await createKeyPairSignerFromPrivateKeyBytes(keeperKey!);
   const record = async (signature: string) => {
     const last = step === transfer.hops - 1;
-    const chainNow = (await deps.chain.getClock()).unixTimestamp;
-    const settled = last
-      ? recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow)
-      : null;
+    const [clock, snapshot] = await Promise.all([
+      deps.chain.getClock(),
+      last ? readRoute(deps.chain, deps.programAddress, transfer) : null,
+    ]);
+    const chainNow = clock.unixTimestamp;
+    const settled = snapshot && recoveryOf(snapshot, chainNow);
     const now = deps.clock.now();
     await deps.db.transaction((tx) =>
       deps.keeper.recordHop(tx, id, {
@@ -233,8 +254,8 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     return record(stored.signature);
   }
   const needed = BigInt(transfer.hops - step) * 5_000n;
-  if (snapshot.keeper.lamports < needed) {
-    deps.observe?.({ kind: 'keeper_low', transferId: id, lamports: snapshot.keeper.lamports });
+  if (keeperLamports < needed) {
+    deps.observe?.({ kind: 'keeper_low', transferId: id, lamports: keeperLamports });
   }
 
   let transaction = claimed.hopTransaction;
@@ -243,10 +264,13 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     if (!status) transaction = null;
   }
   if (!transaction) {
-    const [stepAddress] = await findStepPda(transfer.route.address, step, deps.programAddress);
+    const [[stepAddress], lifetime] = await Promise.all([
+      findStepPda(transfer.route.address, step, deps.programAddress),
+      deps.chain.getLatestBlockhash(),
+    ]);
     transaction = await signedByKeeper(
-      deps,
       keeper,
+      lifetime,
       [
         getExecuteStepInstruction(
           {
@@ -296,8 +320,8 @@ async function failRoute(
   reason: string,
 ): Promise<void> {
   const marked = await signedByKeeper(
-    deps,
     keeper,
+    await deps.chain.getLatestBlockhash(),
     [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
     transfer.route.hopPriorityMicroLamports,
     COMPUTE_UNIT_LIMITS.executeStep,
