@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { type Address, generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
+import { setTimeout as delay } from 'node:timers/promises';
+import { generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
@@ -15,6 +16,7 @@ import { createSecretBox } from '../../src/store/secret-box.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/database.ts';
 import { type ServiceProcess, startServiceProcess } from '../../test/helpers/process.ts';
 import { type Bundle, broadcastBundle } from '../../test/helpers/wallet.ts';
+import { processCpuMs } from './cpu.ts';
 
 /**
  * The setting of the keeper benches: one service process (API and the embedded chain, its workers
@@ -30,7 +32,7 @@ export interface DeployedRoute {
   id: number;
   hops: number;
   /** When its last hop is due, chain unix seconds: the transfer's target arrival. */
-  arrivalAt: bigint;
+  arrivalAt: number;
 }
 
 export interface KeeperBench {
@@ -44,9 +46,9 @@ export interface KeeperBench {
   /** A raw JSON-RPC call to the endpoint (the cheat methods too). */
   rpc(method: string, params: unknown[]): Promise<unknown>;
   /** The chain's unix time, seconds. */
-  chainNow(): Promise<bigint>;
+  chainNow(): Promise<number>;
   /** Moves the chain's clock forward to `unix` seconds. */
-  travelTo(unix: bigint): Promise<void>;
+  travelTo(unix: number): Promise<void>;
   /**
    * Creates `count` funded transfers of `hops` hops arriving `arrivalSeconds` after prepare, and
    * deploys them, `concurrency` at a time; `onDeployed` sees each as it is taken over.
@@ -62,12 +64,25 @@ export interface KeeperBench {
   startWorkers(count: number, env?: Record<string, string>): Promise<WorkerProcess[]>;
   /** Wakes the keeper workers as a takeover does (NOTIFY on the keeper channel). */
   wakeKeepers(): Promise<void>;
+  /**
+   * CPU the PostgreSQL backends serving the worker processes have used so far, by backend; a
+   * measurement subtracts one reading from a later one (backends opened in between count whole).
+   */
+  workerBackendsCpuMs(): Promise<Map<number, number>>;
+  /**
+   * Resolves once every transfer of `ids` is `completed`, with the latest `completedAt` (the
+   * workers' clock); throws if one fails or `timeoutMs` passes first.
+   */
+  waitCompleted(ids: readonly number[], timeoutMs: number): Promise<Date>;
   close(): Promise<void>;
 }
 
 export interface WorkerProcess {
   pid: number;
   logs: string[];
+  /** Suspends the process (SIGSTOP): it takes no work until resumed. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -195,10 +210,10 @@ export async function startKeeperBench(
         'SELECT first_release_at + (hops - 1) * interval_seconds AS arrival_at FROM transfers WHERE id = $1',
         [created.id],
       );
-      return { id: created.id, hops, arrivalAt: BigInt(rows[0]!.arrival_at) };
+      return { id: created.id, hops, arrivalAt: Number(rows[0]!.arrival_at) };
     }
 
-    const chainNow = async () => (await chain.getClock()).unixTimestamp;
+    const chainNow = async () => Number((await chain.getClock()).unixTimestamp);
     return {
       service,
       database,
@@ -208,7 +223,7 @@ export async function startKeeperBench(
       rpc,
       chainNow,
       async travelTo(unix) {
-        await rpc('surfnet_timeTravel', [{ absoluteTimestamp: Number(unix) * 1000 }]);
+        await rpc('surfnet_timeTravel', [{ absoluteTimestamp: unix * 1000 }]);
       },
       async deploy({ count, hops, arrivalSeconds, concurrency = 4, onDeployed }) {
         const routes: DeployedRoute[] = [];
@@ -249,6 +264,29 @@ export async function startKeeperBench(
       },
       async wakeKeepers() {
         await database.db.query(`SELECT pg_notify($1, '')`, [KEEPER_CHANNEL]);
+      },
+      async workerBackendsCpuMs() {
+        const { rows } = await database.db.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name LIKE 'transfer-router worker %'`,
+        );
+        return new Map(rows.map(({ pid }) => [pid, processCpuMs(pid)]));
+      },
+      async waitCompleted(ids, timeoutMs) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const { rows } = await database.db.query<{ done: number; failed: number; last: Date | null }>(
+            `SELECT count(*) FILTER (WHERE status = 'completed')::int AS done,
+                    count(*) FILTER (WHERE status = 'failed')::int AS failed, max(completed_at) AS last
+               FROM transfers WHERE id = ANY($1)`,
+            [ids],
+          );
+          const { done, failed, last } = rows[0]!;
+          if (done === ids.length) return last!;
+          if (failed > 0) throw new Error(`${failed} of the transfers failed`);
+          if (Date.now() > deadline) throw new Error(`${done} of ${ids.length} transfers completed in time`);
+          await delay(100);
+        }
       },
       async close() {
         for (const worker of [...workers]) await worker.stop();
@@ -291,12 +329,15 @@ async function startWorkerProcess(env: Record<string, string>): Promise<WorkerPr
   return {
     pid: child.pid!,
     logs,
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null) {
+        child.kill('SIGCONT');
+        child.kill('SIGTERM');
+      }
       await exited;
       await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
-
-export type { Address };
