@@ -24,6 +24,10 @@ Commands:
                                                                  and balances, and what is missing)
   platform init                                                 (creates the protocol config, or updates it to
                                                                  the service's keys; exits 1 when it cannot)
+  rewards show <integrationId>                                  (rewards wallet, balances and latest claims,
+                                                                 test and live)
+  rewards coverage                                              (what integrators are owed against what the
+                                                                 platform fee accounts hold)
 
 Options:
   --url <url>       the service (default $TRANSFER_ROUTER_URL, else http://$HOST:$PORT when PORT is set,
@@ -82,6 +86,10 @@ function toCall(positionals: string[], values: { name?: string; settings?: strin
       return { method: 'GET', path: '/admin/v1/platform' };
     case 'platform init':
       return { method: 'POST', path: '/admin/v1/platform/init' };
+    case 'rewards show':
+      return { method: 'GET', path: `/admin/v1/integrations/${need(id, '<integrationId>')}/rewards` };
+    case 'rewards coverage':
+      return { method: 'GET', path: '/admin/v1/rewards/coverage' };
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}`);
   }

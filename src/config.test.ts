@@ -136,6 +136,12 @@ test('fee settings override the decisions schedule', () => {
   });
 });
 
+test('the minimum of a reward claim: 1,000,000 lamports unless configured, never below a wallet’s rent', () => {
+  assert.equal(loadConfig({}).rewardsMinClaimLamports, 1_000_000n);
+  assert.equal(loadConfig({ REWARDS_MIN_CLAIM_LAMPORTS: '5000000' }).rewardsMinClaimLamports, 5_000_000n);
+  assert.throws(() => loadConfig({ REWARDS_MIN_CLAIM_LAMPORTS: '890879' }), /REWARDS_MIN_CLAIM_LAMPORTS/);
+});
+
 test("the admin CLI's defaults: a URL only when the environment names one, with the variable that did", () => {
   assert.deepEqual(loadCliDefaults({ DATA_DIR: '/srv/tr' }), {
     url: undefined,

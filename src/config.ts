@@ -7,6 +7,7 @@ import {
   feeScheduleOverridesSchema,
   mergeFeeSchedule,
 } from './domain/fees.ts';
+import { DEFAULT_MIN_CLAIM_LAMPORTS, MIN_CLAIM_FLOOR_LAMPORTS } from './domain/rewards.ts';
 import { type KeypairBytes, parseKeypairSetting } from './platform/keypair.ts';
 import type { PlatformKeys, PlatformSettings } from './platform/platform.ts';
 import { fixedPricesSchema } from './prices/fixed.ts';
@@ -165,6 +166,13 @@ const envSchema = z.object({
   FEE_FLAT_LAMPORTS_PER_HOP: optionalString,
   FEE_INTEGRATOR_SHARE_BPS: z.coerce.number().int().min(0).max(10_000).optional(),
   FEE_MIN_USD: optionalString,
+  // Integrator rewards.
+  REWARDS_MIN_CLAIM_LAMPORTS: z.coerce
+    .number()
+    .int()
+    .min(Number(MIN_CLAIM_FLOOR_LAMPORTS))
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(Number(DEFAULT_MIN_CLAIM_LAMPORTS)),
   // Prices.
   PRICE_SOURCES: optionalString.transform((text, ctx) => {
     if (text === undefined) return undefined;
@@ -275,6 +283,7 @@ function toConfig(env: z.infer<typeof envSchema>) {
     eventRetentionMs: env.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
     workersEnabled: env.WORKERS_ENABLED,
     feeSchedule: feeScheduleFrom(env),
+    rewardsMinClaimLamports: BigInt(env.REWARDS_MIN_CLAIM_LAMPORTS),
     prices: priceConfigFrom(env),
     chain: {
       rpcUrl: env.RPC_URL,

@@ -39,6 +39,7 @@ import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createKeeperWorker } from './workers/keeper.ts';
+import { createRewardClaimWorker } from './workers/reward-claims.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
 /** Which parts a process runs: the HTTP API, the background workers, or both (`npm start`). */
@@ -267,6 +268,15 @@ export async function startService(
             idempotencyTtlMs: config.idempotencyTtlMs,
             eventRetentionMs: config.eventRetentionMs,
           }),
+          createRewardClaimWorker({
+            db,
+            rewards: store.rewards,
+            chain: chain.chain,
+            feeWallet: platform.feeWalletSigner,
+            clock,
+            metrics,
+            log: logger.child({ worker: 'reward-claims' }),
+          }),
           createWebhookDeliveryWorker({
             db,
             deliveries: store.deliveries,
@@ -318,6 +328,7 @@ export async function startService(
           quoteTtlMs: config.quoteTtlMs,
           feeSchedule: config.feeSchedule,
           webhookPolicy: config.webhookPolicy,
+          rewardsMinClaimLamports: config.rewardsMinClaimLamports,
         },
         db,
         store,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { KeyMode } from './api-keys.ts';
 import { type FeeScheduleOverrides, feeScheduleOverridesSchema } from './fees.ts';
+import { MIN_CLAIM_FLOOR_LAMPORTS } from './rewards.ts';
 
 /**
  * What an operator can set per integration. Only overrides are stored; {@link resolveSettings}
@@ -27,6 +28,12 @@ export const integrationSettingsSchema = z
       .max(100_000)
       .optional()
       .describe('Multiplies every per-endpoint rate limit of this integration (default 1).'),
+    minimumClaimLamports: z
+      .int()
+      .min(Number(MIN_CLAIM_FLOOR_LAMPORTS))
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe('Least claimable lamports of a reward claim (default REWARDS_MIN_CLAIM_LAMPORTS).'),
     fees: feeScheduleOverridesSchema
       .optional()
       .describe(
@@ -47,6 +54,8 @@ export type IntegrationSettings = {
   defaultHops: number;
   defaultArrivalSeconds: number;
   rateLimitMultiplier: number;
+  /** Overrides the deployment's minimum of a reward claim when set. */
+  minimumClaimLamports?: number;
   fees: FeeScheduleOverrides;
 };
 

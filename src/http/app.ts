@@ -21,6 +21,7 @@ import type { Chain } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { FeeSchedule } from '../domain/fees.ts';
+import { DEFAULT_MIN_CLAIM_LAMPORTS } from '../domain/rewards.ts';
 import type { PlatformAdmin } from '../platform/admin.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
@@ -37,8 +38,10 @@ import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
 import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
 import { adminPlatformRoutes } from './routes/admin/platform.ts';
+import { adminRewardRoutes } from './routes/admin/rewards.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
+import { rewardRoutes } from './routes/rewards/index.ts';
 import { type TransferRouteDeps, transferRoutes } from './routes/transfers/index.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.ts';
@@ -60,6 +63,8 @@ export interface AppConfig {
   webhookPingTimeoutMs?: number;
   /** How often funding/confirm looks at the chain while it waits (1 s unless tests shorten it). */
   fundingPollMs?: number;
+  /** REWARDS_MIN_CLAIM_LAMPORTS (1,000,000 unless configured). */
+  rewardsMinClaimLamports?: bigint;
 }
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
@@ -291,7 +296,21 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         clock: deps.clock,
       });
       await api.register(eventRoutes, { deliveries: deps.store.deliveries, clock: deps.clock });
-      await api.register(usageRoutes, { transfers: deps.store.transfers });
+      await api.register(usageRoutes, { transfers: deps.store.transfers, rewards: deps.store.rewards });
+      await api.register(rewardRoutes, {
+        rewards: deps.store.rewards,
+        runChange: createChangeRunner(idempotency),
+        clock: deps.clock,
+        minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
+        feeWallet: deps.platform.feeWallet,
+        claims: {
+          db: deps.db,
+          rewards: deps.store.rewards,
+          chain: deps.chain,
+          feeWallet: deps.platform.feeWalletSigner,
+          clock: deps.clock,
+        },
+      });
     },
     { prefix: '/api/v1' },
   );
@@ -319,6 +338,13 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         await admin.register(adminPlatformRoutes, {
           platform: deps.platform,
           platformAdmin: deps.platformAdmin,
+        });
+        await admin.register(adminRewardRoutes, {
+          integrations: deps.store.integrations,
+          rewards: deps.store.rewards,
+          chain: deps.chain,
+          feeWallet: deps.platform.feeWallet,
+          minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
         });
       },
       { prefix: '/admin/v1' },

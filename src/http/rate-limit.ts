@@ -31,6 +31,10 @@ export const RATE_LIMITS = {
   listEvents: 30,
   resendEvent: 30,
   usage: 30,
+  rewards: 30,
+  rewardClaims: 30,
+  rewardsWallet: 10,
+  rewardsClaim: 10,
 } as const;
 
 /**

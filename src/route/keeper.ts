@@ -20,9 +20,10 @@ import {
   setTransactionMessageComputeUnitPrice,
   updateOrAppendSetComputeUnitLimitInstruction,
 } from '@solana-program/compute-budget';
+import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
 import { isChainError } from '../chain/errors.ts';
 import { decodeRoute, type Route } from '../chain/router/accounts.ts';
-import { routerErrorName } from '../chain/router/errors.ts';
+import { describeRouterFailure, routerErrorName } from '../chain/router/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
   getExecuteStepAccounts,
@@ -98,7 +99,7 @@ export function classifyHopError(error: TransactionError | undefined): Verdict {
     case 'ScreeningPending':
       return { kind: 'awaits_screening' };
   }
-  if (name) return { kind: 'permanent', reason: name };
+  if (custom !== undefined) return { kind: 'permanent', reason: describeRouterFailure(Number(custom)) };
   if (failed !== undefined) return { kind: 'permanent', reason: JSON.stringify(error) };
   // A transaction-level error (fee unpaid, blockhash gone, account in use) may pass.
   return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
@@ -151,27 +152,38 @@ async function sendAndWait(
     }
     if (!isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND')) throw error;
   }
+  const signature = transaction.signature as Signature;
   for (;;) {
-    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    const [status] = await deps.chain.getSignatureStatuses([signature]);
     if (status) return status.err;
-    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) return 'expired';
+    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) {
+      // It may have landed in its last valid block, after the status above was read.
+      const [last] = await deps.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
+      return last ? last.err : 'expired';
+    }
     await delay(deps.pollMs ?? 400);
   }
 }
 
 /**
- * What a hop needs of the chain, in one read: the route's account (its next step, screening, the
- * accounts a step moves between) and the keeper's balance. The whole route (every account, each
- * address derived) is read only to settle it or give up on it.
+ * What a hop needs of the chain, in one read: the route's account (its status, next step,
+ * screening, deadline, the accounts a step moves between), the keeper's balance and the chain's
+ * time. The whole route (every account, each address derived) is read only to settle it or give
+ * up on it.
  */
 async function readHopState(
   deps: KeeperDeps,
   transfer: Transfer & { route: RouteRecord },
-): Promise<{ route: Route | null; keeperLamports: bigint }> {
-  const [route, keeper] = await deps.chain.getAccounts([transfer.route.address, transfer.route.keeper]);
+): Promise<{ route: Route | null; keeperLamports: bigint; chainNow: bigint }> {
+  const [route, keeper, clock] = await deps.chain.getAccounts([
+    transfer.route.address,
+    transfer.route.keeper,
+    CLOCK_SYSVAR,
+  ]);
   return {
     route: route && route.programAddress === deps.programAddress ? decodeRoute(route.data) : null,
     keeperLamports: keeper?.lamports ?? 0n,
+    chainNow: decodeClockAccount(clock ?? null).unixTimestamp,
   };
 }
 
@@ -191,7 +203,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const id = transfer.id;
   const release = (input: Parameters<KeeperWorkStore['release']>[2]) => deps.keeper.release(id, claim, input);
   // The keeper's key is read beside the chain: every round but a screening needs it.
-  const [{ route, keeperLamports }, keeperKey] = await Promise.all([
+  const [{ route, keeperLamports, chainNow }, keeperKey] = await Promise.all([
     readHopState(deps, transfer),
     deps.routes.keeperPrivateKey(id),
   ]);
@@ -200,9 +212,29 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const schedule = transfer.route.schedule!;
   const dueAt = (step: number) => schedule.firstReleaseAt + BigInt(step) * BigInt(schedule.intervalSecs);
 
-  if (route.screening === 'pending') {
+  // Marked failed on chain by a worker that did not live to record it.
+  if (route.status === 'failed') return recordFailure(deps, transfer, null);
+  if (route.status === 'active' && chainNow > route.deadlineAt) {
+    // Nothing can execute any more, and the source may rescue the route as it is.
+    const recovery = recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow);
+    const now = deps.clock.now();
+    await deps.db.transaction((tx) =>
+      deps.keeper.markRecoverable(tx, id, {
+        lastError: {
+          code: 'MH_031',
+          message: `The route passed its deadline before hop ${transfer.hopsCompleted + 1} of ${transfer.hops} could run; the source can rescue everything it holds.`,
+        },
+        recovery,
+        now,
+      }),
+    );
+    deps.observe?.({ kind: 'route_failed', transferId: id, reason: 'past its deadline' });
+    return;
+  }
+  // A flagged verdict is on chain but, for the same reason, perhaps not recorded yet.
+  if (route.screening === 'pending' || route.screening === 'flagged') {
     const outcome = await deps.screen(transfer, route);
-    if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted) });
+    if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted), attempts: 0 });
     if (outcome === 'unavailable') {
       deps.observe?.({
         kind: 'hop_retried',
@@ -245,7 +277,12 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   // Only the stored transaction can have run it (every hop is stored before it is sent).
   if (route.nextStep > step) {
     const stored = claimed.hopTransaction;
-    const [status] = stored ? await deps.chain.getSignatureStatuses([stored.signature as Signature]) : [];
+    // Its worker may have died long ago: the node's recent status cache may have forgotten it.
+    const [status] = stored
+      ? await deps.chain.getSignatureStatuses([stored.signature as Signature], {
+          searchTransactionHistory: true,
+        })
+      : [];
     if (!stored || !status || status.err !== null) {
       throw new Error(
         `hop ${step} of route ${transfer.route.address} ran on chain, but not by its stored transaction`,
@@ -260,7 +297,9 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   let transaction = claimed.hopTransaction;
   if (transaction && (await deps.chain.getBlockHeight()) > transaction.validUntil) {
-    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature]);
+    const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature], {
+      searchTransactionHistory: true,
+    });
     if (!status) transaction = null;
   }
   if (!transaction) {
@@ -290,7 +329,10 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   const outcome = await sendAndWait(deps, transaction);
   if (outcome === null) return record(transaction.signature);
-  if (outcome === 'expired') return release({ forgetHopTransaction: true });
+  if (outcome === 'expired') {
+    deps.observe?.({ kind: 'hop_retried', transferId: id, step, reason: 'expired before it landed' });
+    return release({ forgetHopTransaction: true });
+  }
   const verdict = classifyHopError(outcome);
   const retryAt = new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts));
   switch (verdict.kind) {
@@ -311,7 +353,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
 /**
  * Gives up on a route after a permanent hop failure: marks it failed on chain (which makes it
- * rescuable at once), then records phase `failed` with why and what the source can rescue.
+ * rescuable at once), then records it.
  */
 async function failRoute(
   deps: KeeperDeps,
@@ -331,6 +373,18 @@ async function failRoute(
     throw new Error(
       `marking route ${transfer.route.address} failed did not land: ${JSON.stringify(outcome)}`,
     );
+  await recordFailure(deps, transfer, reason);
+}
+
+/**
+ * Records phase `failed` for a route marked failed on chain, with why (when known) and what the
+ * source can rescue.
+ */
+async function recordFailure(
+  deps: KeeperDeps,
+  transfer: Transfer & { route: RouteRecord },
+  reason: string | null,
+): Promise<void> {
   const chainNow = (await deps.chain.getClock()).unixTimestamp;
   const recovery = recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow);
   const now = deps.clock.now();
@@ -338,11 +392,15 @@ async function failRoute(
     deps.keeper.markFailed(tx, transfer.id, {
       lastError: {
         code: 'MH_031',
-        message: `Hop ${transfer.hopsCompleted + 1} of ${transfer.hops} failed permanently (${reason}); the route is marked failed on chain and the source can rescue everything it holds.`,
+        message: `Hop ${transfer.hopsCompleted + 1} of ${transfer.hops} failed permanently${reason ? ` (${reason})` : ''}; the route is marked failed on chain and the source can rescue everything it holds.`,
       },
       recovery,
       now,
     }),
   );
-  deps.observe?.({ kind: 'route_failed', transferId: transfer.id, reason });
+  deps.observe?.({
+    kind: 'route_failed',
+    transferId: transfer.id,
+    reason: reason ?? 'marked failed on chain',
+  });
 }

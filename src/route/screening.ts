@@ -21,7 +21,8 @@ export interface ScreeningProvider {
  * then records the verdict on chain, signed by the screening authority. Verified, the deposit goes
  * back to the source and the hops may run; flagged, the deposit is forfeited, the route never
  * executes, and the transfer becomes `recoverable` so the source can rescue its tokens. A provider
- * that cannot answer is retried later: a route is never waved through.
+ * that cannot answer is retried later: a route is never waved through. A route flagged on chain
+ * whose worker did not live to record it is recorded as it is.
  */
 export function createRouteScreening(deps: {
   provider: ScreeningProvider;
@@ -31,32 +32,39 @@ export function createRouteScreening(deps: {
   keeper: Pick<KeeperWorkStore, 'markRecoverable'>;
   clock: Clock;
 }) {
-  return async (transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome> => {
-    let verdict: ScreeningVerdict;
+  /** The provider's verdict on the route's source and recipient; null when it cannot tell. */
+  async function verdictOf(transfer: Transfer): Promise<ScreeningVerdict | null> {
     try {
       const results = await Promise.all(
         [transfer.sourceOwner, transfer.recipientWallet].map((address) =>
           deps.provider.screen(address, { signal: AbortSignal.timeout(10_000) }),
         ),
       );
-      verdict = results.includes('flagged') ? 'flagged' : 'verified';
+      return results.includes('flagged') ? 'flagged' : 'verified';
     } catch {
-      return 'unavailable';
+      return null;
     }
-    await sendAndConfirm(deps.chain, deps.platform.screeningAuthority, [
-      getScreenRouteInstruction(
-        {
-          authority: deps.platform.screeningAuthority,
-          config: deps.platform.configAddress,
-          route: transfer.route.address,
-          source: transfer.sourceOwner,
-          platformWallet: route.platformWallet,
-          verdict,
-        },
-        deps.platform.programAddress,
-      ),
-    ]);
-    if (verdict === 'verified') return 'verified';
+  }
+
+  return async (transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome> => {
+    if (route.screening === 'pending') {
+      const verdict = await verdictOf(transfer);
+      if (verdict === null) return 'unavailable';
+      await sendAndConfirm(deps.chain, deps.platform.screeningAuthority, [
+        getScreenRouteInstruction(
+          {
+            authority: deps.platform.screeningAuthority,
+            config: deps.platform.configAddress,
+            route: transfer.route.address,
+            source: transfer.sourceOwner,
+            platformWallet: route.platformWallet,
+            verdict,
+          },
+          deps.platform.programAddress,
+        ),
+      ]);
+      if (verdict === 'verified') return 'verified';
+    }
     const snapshot = await readRoute(deps.chain, deps.platform.programAddress, transfer);
     const recovery = recoveryOf(snapshot, (await deps.chain.getClock()).unixTimestamp);
     const now = deps.clock.now();

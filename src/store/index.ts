@@ -4,6 +4,7 @@ import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
 import { createKeeperWorkStore } from './keeper-work.ts';
 import { createRetentionStore } from './retention.ts';
+import { createRewardStore } from './rewards.ts';
 import { createRouteDeploymentStore } from './route-deployments.ts';
 import type { SecretBox } from './secret-box.ts';
 import { createTransferStore } from './transfers.ts';
@@ -20,6 +21,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     transfers: createTransferStore(db),
     routes: createRouteDeploymentStore(db, options.secrets),
     keeper: createKeeperWorkStore(db),
+    rewards: createRewardStore(db),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),
     idempotency: createIdempotencyStore(db, {

@@ -1,6 +1,7 @@
 import type { Recovery, Transfer, TransferPhase } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
+import { accrueRewards } from './rewards.ts';
 import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
 
 /** A hop transaction signed by the keeper, stored before it is sent. */
@@ -165,7 +166,8 @@ export function createKeeperWorkStore(db: Db) {
      * Records hop `step` (0-based) as landed with its signature: `progress.hopsCompleted` moves on,
      * the next step is due at `nextDueAt`, event `hop_complete`. On the last hop, `settled` carries
      * what reclaim gives back: status `completed`, phase `settled`, `completedAt`, events
-     * `completed` and `phase_changed`. Records each hop once: a hop recorded already answers null.
+     * `completed` and `phase_changed`, and the integrator's fee shares credited to its rewards.
+     * Records each hop once: a hop recorded already answers null.
      */
     async recordHop(
       tx: Sql,
@@ -213,6 +215,7 @@ export function createKeeperWorkStore(db: Db) {
           : ['transfer.hop_complete'],
         input.now,
       );
+      if (settled) await accrueRewards(tx, transfer, input.now);
       return transfer;
     },
 

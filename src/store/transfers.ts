@@ -179,7 +179,7 @@ export function createTransferStore(db: Db) {
       });
     },
 
-    /** Usage of an owner over transfers created in [from, to): counts, volume and revenue. */
+    /** Usage of an owner over transfers created in [from, to): counts and volume (revenue: the rewards ledger). */
     async usage(owner: Owner, window: { from: Date | undefined; to: Date | undefined }) {
       const params: unknown[] = [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null];
       const scope = `integration_id = $1 AND mode = $2
@@ -191,22 +191,14 @@ export function createTransferStore(db: Db) {
         expired: string;
         processing: string;
         volume_usd: number | null;
-        revenue_lamports: string | null;
       }>(
         `SELECT count(*) AS total,
                 count(*) FILTER (WHERE status = 'completed') AS completed,
                 count(*) FILTER (WHERE status = 'failed') AS failed,
                 count(*) FILTER (WHERE status = 'expired') AS expired,
                 count(*) FILTER (WHERE status = 'processing') AS processing,
-                sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd,
-                sum(integrator_flat_share_lamports) FILTER (WHERE status = 'completed') AS revenue_lamports
+                sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd
            FROM transfers WHERE ${scope}`,
-        params,
-      );
-      const byMint = await db.query<{ token_mint: string; revenue_raw: string }>(
-        `SELECT token_mint, sum(integrator_percent_share_raw) AS revenue_raw
-           FROM transfers WHERE ${scope} AND status = 'completed'
-          GROUP BY token_mint ORDER BY token_mint`,
         params,
       );
       const row = totals.rows[0]!;
@@ -217,11 +209,6 @@ export function createTransferStore(db: Db) {
         expiredTransfers: Number(row.expired),
         processingTransfers: Number(row.processing),
         totalVolumeUsd: row.volume_usd ?? 0,
-        totalRevenueLamports: BigInt(row.revenue_lamports ?? '0'),
-        revenueByMint: byMint.rows.map((mint) => ({
-          tokenMint: mint.token_mint,
-          amountRaw: BigInt(mint.revenue_raw),
-        })),
       };
     },
   };

@@ -659,6 +659,21 @@ describe('transactions', () => {
       },
       id: 7,
     });
+
+    // Into the middle of a slot: a new slot starts there, and the clock reads the second asked for.
+    const midSlot = local.ledger.chainTimeMs() + 1_500;
+    const landed = (await call('surfnet_timeTravel', [{ absoluteTimestamp: midSlot }])) as {
+      absoluteSlot: number;
+    };
+    assert.equal(landed.absoluteSlot, start + 217_000 + 4);
+    const moved = (await call('getAccountInfo', [
+      'SysvarC1ock11111111111111111111111111111111',
+      { encoding: 'base64' },
+    ])) as { value: { data: [string, string] } };
+    assert.equal(
+      Number(Buffer.from(moved.value.data[0], 'base64').readBigInt64LE(32)),
+      Math.floor(midSlot / 1000),
+    );
   });
 });
 

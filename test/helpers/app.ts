@@ -11,7 +11,12 @@ import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { type AppDeps, buildApp } from '../../src/http/app.ts';
 import { createPlatformAdmin } from '../../src/platform/admin.ts';
 import { generatePlatformKeys } from '../../src/platform/local-keys.ts';
-import { createPlatform, type Platform, type PlatformSettings } from '../../src/platform/platform.ts';
+import {
+  createPlatform,
+  type Platform,
+  type PlatformKeys,
+  type PlatformSettings,
+} from '../../src/platform/platform.ts';
 import { fundLocalWallets, localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
 import { createRouteScreening, type ScreeningProvider } from '../../src/route/screening.ts';
@@ -82,6 +87,8 @@ export type TestAppOptions = Partial<
   config?: Partial<AppDeps['config']>;
   /** How the platform is set up on the test chain (by default as local mode does). */
   platform?: {
+    /** The platform's keys (fresh ones by default). */
+    keys?: PlatformKeys;
     settings?: Partial<PlatformSettings>;
     /** Initialise the protocol config (default true). */
     initialised?: boolean;
@@ -101,7 +108,7 @@ async function startTestChain(
   options: TestAppOptions['platform'] = {},
 ): Promise<{ chain: LocalChain; platform: Platform }> {
   const platform = await createPlatform({
-    keys: generatePlatformKeys(),
+    keys: options.keys ?? generatePlatformKeys(),
     programAddress: ROUTER_PROGRAM_ADDRESS,
     settings: {
       cluster: 'localnet',

@@ -20,15 +20,25 @@ export interface QuotedRoute {
   };
 }
 
-/** A source wallet funded with SOL (and tokens of an SPL mint), a fresh recipient, an estimate, a created transfer. */
+/**
+ * A source wallet funded with SOL (and tokens of an SPL mint), a recipient, an estimate, a created
+ * transfer; the source and recipient are fresh unless given.
+ */
 export async function quoteRoute(
   t: TestApp,
   caller: Caller,
-  options: { hops: number; mint: Address; arrivalSeconds?: number; amountRaw?: bigint },
+  options: {
+    hops: number;
+    mint: Address;
+    arrivalSeconds?: number;
+    amountRaw?: bigint;
+    source?: KeyPairSigner;
+    recipient?: Address;
+  },
 ): Promise<QuotedRoute> {
   const native = options.mint === SOL_MINT;
-  const source = await generateKeyPairSigner();
-  const recipient = (await generateKeyPairSigner()).address;
+  const source = options.source ?? (await generateKeyPairSigner());
+  const recipient = options.recipient ?? (await generateKeyPairSigner()).address;
   const amountRaw = options.amountRaw ?? (native ? 2_000_000_000n : 250_000_000n);
   await t.chain.cheats.airdrop(source.address, 50_000_000_000n);
   if (!native) await t.chain.cheats.setTokenAccount(source.address, options.mint, { amount: amountRaw * 4n });

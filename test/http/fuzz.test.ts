@@ -131,6 +131,10 @@ function endpoints(): Endpoint[] {
         { name: 'toDate', valid: isoDate },
       ],
     },
+    { method: 'GET', path: '/api/v1/rewards', query: [] },
+    { method: 'POST', path: '/api/v1/rewards/wallet', query: [], body: { wallet: WALLET } },
+    { method: 'POST', path: '/api/v1/rewards/claim', query: [], body: {} },
+    { method: 'GET', path: '/api/v1/rewards/claims', query: [limit, offset] },
     {
       method: 'POST',
       path: '/admin/v1/integrations',
@@ -158,6 +162,8 @@ function endpoints(): Endpoint[] {
     },
     { method: 'GET', path: '/admin/v1/integrations/{id}/keys', query: [], admin: true },
     { method: 'POST', path: '/admin/v1/keys/{id}/revoke', query: [], body: {}, admin: true },
+    { method: 'GET', path: '/admin/v1/integrations/{id}/rewards', query: [], admin: true },
+    { method: 'GET', path: '/admin/v1/rewards/coverage', query: [], admin: true },
   ];
 }
 

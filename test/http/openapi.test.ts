@@ -67,6 +67,10 @@ describe('the OpenAPI document', () => {
       'GET /api/v1/webhooks',
       'DELETE /api/v1/webhooks/{endpointId}',
       'GET /api/v1/usage',
+      'GET /api/v1/rewards',
+      'POST /api/v1/rewards/wallet',
+      'GET /api/v1/rewards/claims',
+      'POST /api/v1/rewards/claim',
       'GET /healthz',
       'GET /readyz',
     ]) {
@@ -242,6 +246,25 @@ describe('the OpenAPI document', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  test('the rewards endpoints answer as documented', async () => {
+    const rewardsCaller = await t.newCaller('test', { rateLimitMultiplier: 100 });
+    const wallet = (await generateKeyPairSigner()).address;
+    const checks: [string, string, LightMyRequestResponse][] = [
+      ['GET', '/api/v1/rewards', await rewardsCaller.get('/api/v1/rewards')],
+      ['POST', '/api/v1/rewards/claim', await rewardsCaller.post('/api/v1/rewards/claim', {})],
+      ['POST', '/api/v1/rewards/wallet', await rewardsCaller.post('/api/v1/rewards/wallet', { wallet })],
+      ['POST', '/api/v1/rewards/wallet', await rewardsCaller.post('/api/v1/rewards/wallet', { wallet: 'x' })],
+      ['POST', '/api/v1/rewards/claim', await rewardsCaller.post('/api/v1/rewards/claim')],
+      ['GET', '/api/v1/rewards/claims', await rewardsCaller.get('/api/v1/rewards/claims?limit=5')],
+      ['GET', '/api/v1/rewards/claims', await rewardsCaller.get('/api/v1/rewards/claims?limit=500')],
+    ];
+    for (const [method, path, response] of checks) assertConforms(method, path, response);
+    assert.deepEqual(
+      checks.map(([, , response]) => response.statusCode),
+      [200, 400, 200, 400, 400, 200, 400],
+    );
   });
 
   test('the docs page is served', async () => {

@@ -83,6 +83,10 @@ describe('rate limits in process', () => {
       ['listEvents', 'GET', '/api/v1/events'],
       ['resendEvent', 'POST', '/api/v1/events/evt_x/resend'],
       ['usage', 'GET', '/api/v1/usage'],
+      ['rewards', 'GET', '/api/v1/rewards'],
+      ['rewardClaims', 'GET', '/api/v1/rewards/claims'],
+      ['rewardsWallet', 'POST', '/api/v1/rewards/wallet'],
+      ['rewardsClaim', 'POST', '/api/v1/rewards/claim'],
     ];
     assert.deepEqual(endpoints.map(([name]) => name).sort(), Object.keys(RATE_LIMITS).sort());
     for (const [name, method, url] of endpoints) {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, generateKeyPairSigner } from '@solana/kit';
 import { pino } from 'pino';
+import { accrueRewards } from '../../src/store/rewards.ts';
+import { type TransferRow, toTransfer } from '../../src/store/transfer-rows.ts';
 import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { type Caller, callerFor, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
@@ -109,9 +111,16 @@ describe('GET /usage', () => {
           hops,
         })
       ).json();
-    // Completion flows come with the keeper; here statuses are set directly to exercise the sums.
+    // Completion flows come with the keeper; here statuses are set directly to exercise the sums,
+    // and a completed transfer credits its shares to the rewards ledger as settlement does.
     const setStatus = (id: number, status: string) =>
-      t.database.db.query('UPDATE transfers SET status = $2 WHERE id = $1', [id, status]);
+      t.database.db.transaction(async (tx) => {
+        const { rows } = await tx.query<TransferRow>(
+          'UPDATE transfers SET status = $2 WHERE id = $1 RETURNING *',
+          [id, status],
+        );
+        if (status === 'completed') await accrueRewards(tx, toTransfer(rows[0]!), t.clock.now());
+      });
     // 100 A-tokens at 2 USD = 200 USD (standard, 100 bps): fee 1,000,000, integrator 300,000; flat 30,000 → 9,000.
     await setStatus((await create(caller, mintA, '100000000', '100', 3)).id, 'completed');
     // 50 B-tokens at 2 USD = 100 USD (standard): fee 0.5 B = 500,000,000, integrator 150,000,000; flat 50,000 → 15,000.

@@ -17,7 +17,11 @@ test('processes migrating one empty database at once apply each migration exactl
   try {
     const applied = await Promise.all(pools.map((db) => migrate(db)));
     const versions = (await readMigrations()).map((migration) => migration.version);
-    assert.deepEqual(applied.flat().sort(), versions, 'each version applied by exactly one process');
+    assert.deepEqual(
+      applied.flat().sort((a, b) => a - b),
+      versions,
+      'each version applied by exactly one process',
+    );
     const { rows } = await pools[0]!.query<{ version: number }>(
       'SELECT version FROM schema_migrations ORDER BY version',
     );

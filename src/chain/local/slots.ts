@@ -139,11 +139,18 @@ export function createSlots(options: {
       const at = window.get(blockhash);
       return at !== undefined && slot - at <= BLOCKHASH_VALID_SLOTS ? at : undefined;
     },
-    /** Moves chain time forward to `ms` (never back), producing the slots in between. */
+    /**
+     * Moves chain time forward to `ms` (never back), producing the slots in between. Arriving in
+     * the middle of a slot, a new slot starts at `ms`, so the Clock sysvar reads the time moved to.
+     */
     moveTo(ms: number) {
       const now = chainNowMs();
       if (ms > now) offsetMs += ms - now;
       sync();
+      if (startOfSlot(slot) < ms) {
+        anchors.push([slot + 1, ms]);
+        advanceTo(slot + 1);
+      }
     },
     /** Calls `listener` with each new slot; returns the unsubscribe function. */
     onSlot(listener: (slot: number) => void): () => void {

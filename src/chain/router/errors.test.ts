@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, SolanaError } from '@solana/kit';
-import { ROUTER_ERROR_CODES, ROUTER_ERRORS, routerErrorFromSolanaError, routerErrorName } from './errors.ts';
+import {
+  describeRouterFailure,
+  ROUTER_ERROR_CODES,
+  ROUTER_ERRORS,
+  routerErrorFromSolanaError,
+  routerErrorName,
+} from './errors.ts';
 
 const header = readFileSync(new URL('../../../programs/router/errors.h', import.meta.url), 'utf8');
 
@@ -44,4 +50,14 @@ test('codes and names map both ways, and kit custom errors are recognised', () =
   const custom = new SolanaError(SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, { code: 6041, index: 0 });
   assert.equal(routerErrorFromSolanaError(custom), 'NotSource');
   assert.equal(routerErrorFromSolanaError(new Error('other')), undefined);
+});
+
+test('a failure is described by the router’s name and meaning, or as SPL Token’s error', () => {
+  assert.equal(
+    describeRouterFailure(6040),
+    "WrongDestination: the step's destination is not the fixed next hop (or recipient wallet)",
+  );
+  assert.equal(describeRouterFailure(17), 'SPL Token: AccountFrozen');
+  assert.equal(describeRouterFailure(1), 'SPL Token: InsufficientFunds');
+  assert.equal(describeRouterFailure(4242), 'custom program error 4242');
 });

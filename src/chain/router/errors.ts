@@ -1,4 +1,5 @@
 import { isSolanaError, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM } from '@solana/kit';
+import * as splToken from '@solana-program/token';
 
 /**
  * Custom error codes of the router program, as `Custom(code)` in a failed instruction. The table
@@ -95,4 +96,32 @@ export function routerErrorName(code: number): RouterErrorName | undefined {
 export function routerErrorFromSolanaError(error: unknown): RouterErrorName | undefined {
   if (!isSolanaError(error, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return undefined;
   return routerErrorName(Number(error.context.code));
+}
+
+/** SPL Token's error names by code, from its client's `TOKEN_ERROR__*` constants (17: `AccountFrozen`). */
+const TOKEN_ERROR_NAMES = new Map(
+  Object.entries(splToken).flatMap(([key, code]) =>
+    key.startsWith('TOKEN_ERROR__') && typeof code === 'number'
+      ? [
+          [
+            code,
+            key
+              .slice('TOKEN_ERROR__'.length)
+              .toLowerCase()
+              .replace(/(?:^|_)(.)/g, (_, c) => c.toUpperCase()),
+          ],
+        ]
+      : [],
+  ),
+);
+
+/**
+ * A router instruction's custom error code in words: the router's error with its meaning, or the
+ * error of SPL Token, the one program it calls that fails with codes of its own (below 6000).
+ */
+export function describeRouterFailure(code: number): string {
+  const name = routerErrorName(code);
+  if (name) return `${name}: ${ROUTER_ERRORS[code as RouterErrorCode].message}`;
+  const token = TOKEN_ERROR_NAMES.get(code);
+  return token ? `SPL Token: ${token}` : `custom program error ${code}`;
 }

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
 import { lamportsToJson } from '../../domain/transfer-view.ts';
+import type { RewardStore } from '../../store/rewards.ts';
 import type { TransferStore } from '../../store/transfers.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses } from '../schemas/common.ts';
@@ -15,10 +16,14 @@ const usageSchema = z
     expiredTransfers: z.int(),
     processingTransfers: z.int(),
     totalVolumeUsd: z.number().describe('Sum of the USD equivalent (at quote time) of completed transfers.'),
-    totalRevenueLamports: z.int().describe("The integrator's share of flat fees of completed transfers."),
+    totalRevenueLamports: z
+      .int()
+      .describe("The integrator's share of the flat fees of settled transfers, as its rewards credited it."),
     revenueByMint: z
       .record(z.string(), z.string().regex(/^\d+$/))
-      .describe("The integrator's share of percentage fees of completed transfers, raw units per mint."),
+      .describe(
+        "The integrator's share of the percentage fees of settled transfers, raw units per mint, as its rewards credited it.",
+      ),
     isTestMode: z.boolean(),
     fromDate: z.iso.datetime().nullable(),
     toDate: z.iso.datetime().nullable(),
@@ -26,7 +31,10 @@ const usageSchema = z
   .meta({ id: 'UsageSummary' });
 
 /** `GET /usage`: counts, volume and revenue of transfers created in a window. */
-export async function usageRoutes(app: FastifyInstance, deps: { transfers: TransferStore }) {
+export async function usageRoutes(
+  app: FastifyInstance,
+  deps: { transfers: TransferStore; rewards: RewardStore },
+) {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/usage',
     {
@@ -51,12 +59,15 @@ export async function usageRoutes(app: FastifyInstance, deps: { transfers: Trans
       if (from && to && from.getTime() > to.getTime()) {
         throw new AppError('MH_016', 'fromDate must not be after toDate.', { param: 'fromDate' });
       }
-      const usage = await deps.transfers.usage(request.auth.owner, { from, to });
+      const [usage, revenue] = await Promise.all([
+        deps.transfers.usage(request.auth.owner, { from, to }),
+        deps.rewards.revenue(request.auth.owner, { from, to }),
+      ]);
       return {
         ...usage,
-        totalRevenueLamports: lamportsToJson(usage.totalRevenueLamports),
+        totalRevenueLamports: lamportsToJson(revenue.lamports),
         revenueByMint: Object.fromEntries(
-          usage.revenueByMint.map((entry) => [entry.tokenMint, entry.amountRaw.toString()]),
+          revenue.byMint.map((entry) => [entry.mint, entry.amountRaw.toString()]),
         ),
         isTestMode: request.auth.isTest,
         fromDate: from?.toISOString() ?? null,

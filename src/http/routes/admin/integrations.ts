@@ -16,6 +16,12 @@ const integrationSchema = z.object({
     defaultHops: z.int(),
     defaultArrivalSeconds: z.int(),
     rateLimitMultiplier: z.int(),
+    minimumClaimLamports: z
+      .int()
+      .optional()
+      .describe(
+        'Least claimable lamports of a reward claim, when overridden (else REWARDS_MIN_CLAIM_LAMPORTS).',
+      ),
     fees: z
       .record(z.string(), z.unknown())
       .describe('Fee schedule overrides; empty when the deployment defaults apply.'),

@@ -1,0 +1,205 @@
+// Hops that do not land the first time: a transaction the network dropped is replaced once its
+// blockhash expired, never run twice; one that landed unseen is recorded from the chain; a keeper
+// that cannot pay is retried with backoff.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import type { Address, Base64EncodedWireTransaction, Signature } from '@solana/kit';
+import { getBase64Encoder, getSignatureFromTransaction, getTransactionDecoder } from '@solana/kit';
+import { isChainError } from '../../src/chain/errors.ts';
+import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
+import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
+import { createMint } from '../helpers/chain.ts';
+import { deployRoute, quoteRoute } from '../helpers/route.ts';
+import { UNLIMITED } from '../route/helpers.ts';
+import { chainNow, keeperWorker, lamports, routeOnChain, transferOf, travelTo } from './helpers.ts';
+
+const HOPS = 3;
+const ARRIVAL = 600;
+const INTERVAL = BigInt(ARRIVAL / HOPS);
+/** More than a blockhash lives (150 slots of 400 ms). */
+const BLOCKHASH_LIFETIME_MS = 61_000;
+
+/** The signature of a wire transaction. */
+const signatureOf = (wire: WireTransactionInput) =>
+  getSignatureFromTransaction(
+    getTransactionDecoder().decode(typeof wire === 'string' ? getBase64Encoder().encode(wire) : wire),
+  );
+
+/** A promise and the function that resolves it. */
+function signal<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+describe('hops that do not land the first time', () => {
+  let t: TestApp;
+  let caller: Caller;
+  let usdc: Address;
+  // A chain and database of its own for each test: no other route falls due in its rounds.
+  beforeEach(async () => {
+    t = await createTestApp();
+    caller = await t.newCaller('test', UNLIMITED);
+    usdc = await createMint(t.chain, { decimals: 6 });
+  });
+  afterEach(() => t.close());
+
+  /** A deployed 3-hop route whose first hop is due now. */
+  async function dueRoute() {
+    const route = await quoteRoute(t, caller, { hops: HOPS, mint: usdc, arrivalSeconds: ARRIVAL });
+    const t0 = await chainNow(t);
+    await deployRoute(t, caller, route);
+    await travelTo(t, t0 + INTERVAL);
+    const { route: onChain } = await routeOnChain(t, route.id);
+    return { ...route, t0, keeper: onChain.keeper };
+  }
+
+  /** The first hop ran exactly once on chain, recorded with `signature`. */
+  async function expectFirstHopOnce(id: number, signature: string) {
+    const { route, steps } = await routeOnChain(t, id);
+    assert.equal(route.nextStep, 1);
+    assert.deepEqual(
+      steps.map((step) => step.status),
+      ['executed', 'pending', 'pending'],
+    );
+    assert.equal(
+      (await t.chain.chain.getTokenAccount(route.hops[0]!))?.amount,
+      route.netAmount,
+      'the first intermediate account holds the net amount once',
+    );
+    const transfer = await transferOf(caller, id);
+    assert.equal(transfer.progress.hopsCompleted, 1);
+    assert.deepEqual(transfer.signatures.hops, [signature]);
+  }
+
+  test('a hop transaction the network dropped is replaced once its blockhash expired, and runs once', async () => {
+    const route = await dueRoute();
+    const dropped = signal<WireTransactionInput>();
+    let dropping = true;
+    const chain: Chain = {
+      ...t.chain.chain,
+      // An RPC node that accepts the first hop transaction but never forwards it.
+      async sendTransaction(wire, options) {
+        if (!dropping) return t.chain.chain.sendTransaction(wire, options);
+        dropping = false;
+        dropped.resolve(wire);
+        return signatureOf(wire);
+      },
+    };
+    const keeper = keeperWorker(t, { chain });
+    const keeperBefore = await lamports(t, route.keeper);
+
+    const round = keeper.runOnce();
+    const lost = await dropped.promise;
+    // The keeper waits for it while its blockhash lives, then gives it up.
+    t.clock.advance(BLOCKHASH_LIFETIME_MS);
+    assert.equal(await round, 1);
+    assert.equal((await routeOnChain(t, route.id)).route.nextStep, 0);
+    assert.equal(await keeper.hops('retried'), 1);
+
+    // The next round signs a fresh transaction, which lands.
+    assert.equal(await keeper.runOnce(), 1);
+    const recorded = (await transferOf(caller, route.id)).signatures.hops[0];
+    assert.notEqual(recorded, signatureOf(lost));
+    await expectFirstHopOnce(route.id, recorded);
+    // The dropped bytes can never land now.
+    await assert.rejects(t.chain.chain.sendTransaction(lost as Base64EncodedWireTransaction), (error) =>
+      isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND'),
+    );
+    const [status] = await t.chain.chain.getSignatureStatuses([signatureOf(lost)], {
+      searchTransactionHistory: true,
+    });
+    assert.equal(status, null);
+    // The keeper paid for the transaction that landed, and for nothing else.
+    const fee = (await t.chain.chain.getTransaction(recorded))!.fee;
+    assert.equal(await lamports(t, route.keeper), keeperBefore - BigInt(fee));
+  });
+
+  test('a hop that landed in the last valid block, after a status read that missed it, is recorded and not replaced', async () => {
+    const route = await dueRoute();
+    let sent: WireTransactionInput | undefined;
+    let raced = false;
+    const chain: Chain = {
+      ...t.chain.chain,
+      async sendTransaction(wire) {
+        sent ??= wire;
+        return signatureOf(wire);
+      },
+      // The status is read just before the transaction lands; by the next read of the block
+      // height its blockhash has expired.
+      async getSignatureStatuses(signatures, options) {
+        if (raced || !sent) return t.chain.chain.getSignatureStatuses(signatures, options);
+        raced = true;
+        await t.chain.chain.sendTransaction(sent as Base64EncodedWireTransaction);
+        t.clock.advance(BLOCKHASH_LIFETIME_MS);
+        return signatures.map(() => null);
+      },
+    };
+    const keeper = keeperWorker(t, { chain });
+    assert.equal(await keeper.runOnce(), 1);
+    await expectFirstHopOnce(route.id, signatureOf(sent!));
+    assert.equal(await keeper.runOnce(), 0, 'nothing left to do until hop 2');
+  });
+
+  test('a worker stuck after sending its hop: once its claim lapses another records the hop from the chain', async () => {
+    const route = await dueRoute();
+    const sent = signal<Signature>();
+    const unstick = signal<void>();
+    const stuckChain: Chain = {
+      ...t.chain.chain,
+      async sendTransaction(wire, options) {
+        const signature = await t.chain.chain.sendTransaction(wire, options);
+        sent.resolve(signature);
+        return signature;
+      },
+      // A connection that hangs after the send, until the test lets it fail.
+      async getSignatureStatuses() {
+        await unstick.promise;
+        throw new Error('connection reset');
+      },
+    };
+    const stuck = keeperWorker(t, { chain: stuckChain });
+    const stuckRound = stuck.runOnce();
+    const signature = await sent.promise;
+
+    // The hop landed; nobody recorded it. The claim lasts 120 s: no one else touches the route.
+    const other = keeperWorker(t);
+    assert.equal(await other.runOnce(), 0);
+    t.clock.advance(119_000);
+    assert.equal(await other.runOnce(), 0);
+    // Long enough after the lease lapsed that the node no longer has the hop's status in its cache.
+    t.clock.advance(61_000);
+    assert.equal(await other.runOnce(), 1);
+    await expectFirstHopOnce(route.id, signature);
+
+    // The stuck worker gives up at last; with its claim gone, it changes nothing.
+    unstick.resolve();
+    assert.equal(await stuckRound, 1);
+    await expectFirstHopOnce(route.id, signature);
+    await travelTo(t, route.t0 + 2n * INTERVAL);
+    assert.equal(await other.runOnce(), 1, 'hop 2 runs on time');
+  });
+
+  test('a keeper that cannot pay its fee: retried with backoff, reported low, and the hop runs once it is funded', async () => {
+    const route = await dueRoute();
+    const funded = await lamports(t, route.keeper);
+    await t.chain.cheats.setAccount(route.keeper, { lamports: 1_000n });
+    const keeper = keeperWorker(t);
+
+    assert.equal(await keeper.runOnce(), 1);
+    assert.equal(await keeper.hops('retried'), 1);
+    const retried = keeper.logs.find((line) => line.msg === 'hop retried');
+    assert.match(String(retried?.reason), /InsufficientFundsForFee|AccountNotFound/);
+    assert.ok(keeper.logs.some((line) => line.msg === 'keeper running low'));
+    assert.equal((await routeOnChain(t, route.id)).route.nextStep, 0);
+    assert.equal(await keeper.runOnce(), 0, 'not again at once');
+
+    await t.chain.cheats.setAccount(route.keeper, { lamports: funded });
+    t.clock.advance(2_000);
+    assert.equal(await keeper.runOnce(), 1);
+    const recorded = (await transferOf(caller, route.id)).signatures.hops[0];
+    await expectFirstHopOnce(route.id, recorded);
+  });
+});
