@@ -92,7 +92,7 @@ try {
     // Taken out of the keeper's hands for good: the baseline runs their hops, not a worker.
     await bench.database.db.query('UPDATE transfers SET keeper_due_at = NULL WHERE id = ANY($1)', [ids]);
     const { rows } = await bench.database.db.query<{
-      id: number;
+      id: string;
       route_address: Address;
       hops: number;
       hop_priority_micro_lamports: string;
@@ -103,7 +103,7 @@ try {
       rows.map(async (row) => ({
         address: row.route_address,
         hops: row.hops,
-        keeperPrivateKey: (await bench.store.routes.keeperPrivateKey(row.id))!,
+        keeperPrivateKey: (await bench.store.routes.keeperPrivateKey(Number(row.id)))!,
         microLamportsPerCu: BigInt(row.hop_priority_micro_lamports),
       })),
     );

@@ -7,9 +7,16 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { pino } from 'pino';
+import { startLocalChain } from '../../src/chain/local/start.ts';
+import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
-import { generateKeypair } from '../../src/platform/keypair.ts';
+import type { Clock } from '../../src/domain/clock.ts';
+import { createPlatformAdmin } from '../../src/platform/admin.ts';
+import { generatePlatformKeys } from '../../src/platform/local-keys.ts';
+import { createPlatform, type PlatformKeys } from '../../src/platform/platform.ts';
+import { localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { KEEPER_CHANNEL } from '../../src/store/channels.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
@@ -42,6 +49,8 @@ export interface KeeperBench {
   rpcUrl: string;
   /** The service's chain client over that endpoint. */
   chain: Chain;
+  /** The chain's clock, when the chain runs in this process. */
+  chainClock: PausableClock | undefined;
   store: Store;
   /** A raw JSON-RPC call to the endpoint (the cheat methods too). */
   rpc(method: string, params: unknown[]): Promise<unknown>;
@@ -88,30 +97,98 @@ export interface WorkerProcess {
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-/** Starts the service on a scratch database and sets up an integration and a USDC-like mint. */
-export async function startKeeperBench(
-  options: { serviceEnv?: Record<string, string> } = {},
-): Promise<KeeperBench> {
+/** A clock that follows the system clock but can stand still; it never goes back. */
+export interface PausableClock extends Clock {
+  /** Stops it where it is. */
+  stop(): void;
+  /** Lets it run again from where it stood. */
+  start(): void;
+}
+
+function createPausableClock(): PausableClock {
+  let stoppedAt: number | undefined;
+  let behindMs = 0;
+  return {
+    now: () => new Date((stoppedAt ?? Date.now()) - behindMs),
+    stop() {
+      stoppedAt ??= Date.now();
+    },
+    start() {
+      if (stoppedAt === undefined) return;
+      behindMs += Date.now() - stoppedAt;
+      stoppedAt = undefined;
+    },
+  };
+}
+
+/**
+ * The embedded chain in this process, on a clock the bench can stop, with the platform set up on
+ * it as local mode does it; the service then reaches it with RPC_URL, as the workers do.
+ */
+async function startChainHere(keys: PlatformKeys) {
+  const clock = createPausableClock();
+  const platform = await createPlatform({
+    keys,
+    programAddress: ROUTER_PROGRAM_ADDRESS,
+    settings: {
+      cluster: 'localnet',
+      screeningRequired: false,
+      routeGraceSeconds: 3600,
+      priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+    },
+  });
+  const local = await startLocalChain({
+    rpcPort: 0,
+    wsPort: null,
+    clock,
+    programs: [await localRouterDeployment(platform.programAddress, platform.admin.address)],
+  });
+  await setUpLocalPlatform({
+    chain: local.chain,
+    airdrop: local.cheats.airdrop,
+    platform,
+    platformAdmin: createPlatformAdmin({ chain: local.chain, platform }),
+    log: pino({ level: 'silent' }),
+  });
+  return { local, clock };
+}
+
+/**
+ * Starts the service on a scratch database and sets up an integration and a USDC-like mint. The
+ * embedded chain runs in the service process, or with `chainHere` in this one, where `chainClock`
+ * can stop it.
+ */
+export async function startKeeperBench(options: { chainHere?: boolean } = {}): Promise<KeeperBench> {
   const database = await createTestDatabase({ poolSize: 4 });
   const encryptionKey = randomBytes(32);
   const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`;
-  const keys = {
-    PLATFORM_ADMIN_KEYPAIR: JSON.stringify(generateKeypair().toKeygenArray()),
-    SCREENING_AUTHORITY_KEYPAIR: JSON.stringify(generateKeypair().toKeygenArray()),
-    PLATFORM_FEE_KEYPAIR: JSON.stringify(generateKeypair().toKeygenArray()),
+  const platformKeys = generatePlatformKeys();
+  const keygen = (role: keyof PlatformKeys) => JSON.stringify(platformKeys[role].toKeygenArray());
+  const shared = {
+    DATABASE_URL: database.url,
+    ENCRYPTION_KEY: encryptionKey.toString('hex'),
+    PLATFORM_ADMIN_KEYPAIR: keygen('admin'),
+    SCREENING_AUTHORITY_KEYPAIR: keygen('screeningAuthority'),
+    PLATFORM_FEE_KEYPAIR: keygen('feeWallet'),
   };
-  const shared = { DATABASE_URL: database.url, ENCRYPTION_KEY: encryptionKey.toString('hex'), ...keys };
+  const here = options.chainHere ? await startChainHere(platformKeys) : undefined;
   // Workers off: the keeper runs only in the worker processes a measurement starts.
   const service = await startServiceProcess({
     ...shared,
+    ...(here ? { RPC_URL: here.local.rpcUrl, CLUSTER: 'localnet' } : {}),
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: 'warn',
     WORKERS_ENABLED: 'false',
-    ...options.serviceEnv,
+  }).catch(async (error) => {
+    await here?.local.close();
+    await database.drop();
+    throw error;
   });
-  const rpcUrl = /"chain":"(http:\/\/[^"]+)"/.exec(
-    service.logs.find((line) => line.includes('Transfer Router listening'))!,
-  )![1]!;
+  const rpcUrl =
+    here?.local.rpcUrl ??
+    /"chain":"(http:\/\/[^"]+)"/.exec(
+      service.logs.find((line) => line.includes('Transfer Router listening'))!,
+    )![1]!;
   const chain = createRpcChain({ rpcUrl });
   const store = createStore(database.db, {
     idempotencyTtlMs: 60_000,
@@ -219,6 +296,7 @@ export async function startKeeperBench(
       database,
       rpcUrl,
       chain,
+      chainClock: here?.clock,
       store,
       rpc,
       chainNow,
@@ -291,11 +369,13 @@ export async function startKeeperBench(
       async close() {
         for (const worker of [...workers]) await worker.stop();
         await service.stop();
+        await here?.local.close();
         await database.drop();
       },
     };
   } catch (error) {
     await service.stop();
+    await here?.local.close();
     await database.drop();
     throw error;
   }
