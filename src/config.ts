@@ -97,6 +97,8 @@ const envSchema = z.object({
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   METRICS_ENABLED: booleanFlag.default(true),
+  // Where a process without the API (`npm run worker`) serves its metrics.
+  METRICS_PORT: port.default(9464),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -276,6 +278,7 @@ function toConfig(env: z.infer<typeof envSchema>) {
     adminToken: env.ADMIN_TOKEN,
     logLevel: env.LOG_LEVEL,
     metricsEnabled: env.METRICS_ENABLED,
+    metricsPort: env.METRICS_PORT,
     authCacheMs: env.AUTH_CACHE_SECONDS * 1000,
     idempotencyTtlMs: env.IDEMPOTENCY_TTL_HOURS * 3600 * 1000,
     encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : null,

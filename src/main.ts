@@ -59,6 +59,7 @@ async function main() {
   logger.child({}, { level: 'info' }).info(
     {
       url: service.url,
+      metrics: service.metricsUrl,
       store: service.storeDescription,
       chain: config.chain.rpcUrl ?? service.localRpcUrl,
       cluster: config.chain.cluster,
@@ -67,7 +68,7 @@ async function main() {
     },
     service.url
       ? `Transfer Router listening on ${service.url} (store: ${service.storeDescription}; chain: ${config.chain.rpcUrl ?? `embedded, RPC at ${service.localRpcUrl}`})`
-      : `Transfer Router workers running (store: ${service.storeDescription})`,
+      : `Transfer Router workers running (store: ${service.storeDescription}${service.metricsUrl ? `; metrics at ${service.metricsUrl}` : ''})`,
   );
 }
 

@@ -38,6 +38,11 @@ test("the service's ports: the API's, the local chain's JSON-RPC and WebSocket o
   };
   assert.deepEqual(portsOf(remote).chain, []);
   assert.deepEqual(
+    [ports.metrics.port, ports.metrics.variable],
+    [9464, 'METRICS_PORT'],
+    'the metrics endpoint of workers without the API',
+  );
+  assert.deepEqual(
     portsOf({ LOCAL_RPC_PORT: '0' }).chain.map((claim) => claim.port),
     [0],
     'a port the system picks has no neighbour to check',

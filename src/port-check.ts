@@ -95,6 +95,14 @@ export function servicePorts(config: Config) {
     variable: 'PORT',
     hostVariable: 'HOST',
   };
+  // Served only by a process without the API (the API serves /metrics itself).
+  const metrics: PortClaim = {
+    port: config.metricsPort,
+    host: config.http.host,
+    purpose: 'the metrics endpoint of the workers',
+    variable: 'METRICS_PORT',
+    hostVariable: 'HOST',
+  };
   const chain: PortClaim[] = [];
   if (!config.chain.rpcUrl) {
     const { localRpcPort: port, localRpcHost: host } = config.chain;
@@ -109,7 +117,7 @@ export function servicePorts(config: Config) {
         derived: 'LOCAL_RPC_PORT + 1',
       });
   }
-  return { http, chain };
+  return { http, metrics, chain };
 }
 
 /** A listen failure of the local chain as the port it concerns, when it is one. */

@@ -19,6 +19,7 @@ import type { Chain } from './chain/types.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
+import { startMetricsServer } from './http/metrics-server.ts';
 import { createPlatformAdmin } from './platform/admin.ts';
 import { ensureLocalPlatformKeys, platformKeysPath } from './platform/local-keys.ts';
 import { createPlatform, type Platform, type PlatformKeys } from './platform/platform.ts';
@@ -39,6 +40,7 @@ import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
 import { createHousekeepingWorker } from './workers/housekeeping.ts';
 import { createKeeperWorker } from './workers/keeper.ts';
+import { createOverdueRouteWorker } from './workers/overdue-routes.ts';
 import { createRewardClaimWorker } from './workers/reward-claims.ts';
 import { createWebhookDeliveryWorker } from './workers/webhook-delivery.ts';
 
@@ -52,6 +54,8 @@ export interface RunningService {
   app: FastifyInstance | undefined;
   /** Where the API listens, when it runs. */
   url: string | undefined;
+  /** Where a process without the API serves its metrics (the API serves them at `/metrics`). */
+  metricsUrl: string | undefined;
   /** The local chain's JSON-RPC endpoint, when the embedded chain runs. */
   localRpcUrl: string | undefined;
   /** The router program, protocol config, platform keys and route settings. */
@@ -155,8 +159,14 @@ export async function startService(
 ): Promise<RunningService> {
   const clock = systemClock;
   const ports = servicePorts(config);
+  // Without the API, the workers' metrics get an endpoint of their own.
+  const metricsAlone = !roles.api && config.metricsEnabled;
   // A taken port stops the start here, before anything is migrated, started or created.
-  await checkPortsFree([...(roles.api ? [ports.http] : []), ...ports.chain]);
+  await checkPortsFree([
+    ...(roles.api ? [ports.http] : []),
+    ...(metricsAlone ? [ports.metrics] : []),
+    ...ports.chain,
+  ]);
   const storeDescription = describeDatabase(config);
   const progress = logger.child({ component: 'startup' });
   // PGlite's first start creates its cluster, which takes seconds: say so rather than seem stuck.
@@ -242,6 +252,14 @@ export async function startService(
             clock,
             log: logger.child({ worker: 'deployment-reconciler' }),
           }),
+          createOverdueRouteWorker({
+            db,
+            chain: chain.chain,
+            keeper: store.keeper,
+            programAddress: platform.programAddress,
+            clock,
+            log: logger.child({ worker: 'overdue-routes' }),
+          }),
           createKeeperWorker({
             db,
             listen: db,
@@ -289,6 +307,20 @@ export async function startService(
     for (const worker of workers) {
       worker.start();
       closers.push(() => worker.stop());
+    }
+    let metricsUrl: string | undefined;
+    if (metricsAlone) {
+      progress.info({ step: 'metrics' }, 'Starting: the metrics endpoint');
+      const server = await startMetricsServer(metrics, {
+        port: config.metricsPort,
+        host: config.http.host,
+      }).catch((error) => {
+        throw (error as NodeJS.ErrnoException).syscall === 'listen'
+          ? portUnavailable(ports.metrics, error)
+          : error;
+      });
+      closers.push(server.close);
+      metricsUrl = server.url;
     }
 
     let app: FastifyInstance | undefined;
@@ -377,7 +409,15 @@ export async function startService(
         );
       }
     }
-    return { app, url, localRpcUrl: chain.localRpcUrl, platform, storeDescription, close: closeAll };
+    return {
+      app,
+      url,
+      metricsUrl,
+      localRpcUrl: chain.localRpcUrl,
+      platform,
+      storeDescription,
+      close: closeAll,
+    };
   } catch (error) {
     await closeAll();
     throw error;

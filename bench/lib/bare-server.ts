@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { startLocalChain } from '../../src/chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
+import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { resolveSettings } from '../../src/domain/integration.ts';
@@ -52,7 +53,11 @@ await app.register(
       feeSchedule: DEFAULT_FEE_SCHEDULE,
       solCosts: createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
     });
-    await bare.register(getTransferRoutes, { transfers: store.transfers });
+    await bare.register(getTransferRoutes, {
+      transfers: store.transfers,
+      chain: chain.chain,
+      programAddress: ROUTER_PROGRAM_ADDRESS,
+    });
   },
   { prefix: '/bare' },
 );

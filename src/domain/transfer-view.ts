@@ -1,4 +1,4 @@
-import { reportsRecovery, type Transfer } from './transfer.ts';
+import { recoveryInPhase, reportsRecovery, type Transfer } from './transfer.ts';
 
 /**
  * The wire shapes of a transfer. Raw token amounts are decimal strings; lamport figures are JSON
@@ -44,7 +44,10 @@ export function quoteView(transfer: Transfer) {
 
 /** The extended shape the get operations, lists and event payloads show. */
 export function transferView(transfer: Transfer) {
-  const recovery = reportsRecovery(transfer.phase) ? transfer.recovery : null;
+  const recovery =
+    reportsRecovery(transfer.phase) && transfer.recovery
+      ? recoveryInPhase(transfer.recovery, transfer.phase)
+      : null;
   return {
     ...quoteView(transfer),
     phase: transfer.phase,

@@ -175,6 +175,43 @@ export function reportsRecovery(phase: TransferPhase): boolean {
   return RECOVERY_PHASES.has(phase);
 }
 
+/** The recovery operations of the API: rescue of a route that cannot finish, rent reclaim after it ended. */
+export type RecoveryKind = 'rescue' | 'reclaim';
+
+/**
+ * Phases that allow each recovery operation (MH_080 in any other): rescue when the route cannot
+ * finish (contract); reclaim after settlement, and after a rescue or an earlier reclaim for what
+ * reached the route's accounts or its keeper since (nothing is left in an account the source
+ * paid for).
+ */
+const RECOVERY_OPERATION_PHASES: Record<RecoveryKind, ReadonlySet<TransferPhase>> = {
+  rescue: new Set(['failed', 'recoverable']),
+  reclaim: new Set(['settled', 'rescued', 'reclaimed']),
+};
+
+/** Whether `kind` is allowed in this phase. */
+export function allowsRecovery(kind: RecoveryKind, phase: TransferPhase): boolean {
+  return RECOVERY_OPERATION_PHASES[kind].has(phase);
+}
+
+/**
+ * The recovery figures as the API shows them in a phase: an operation the phase does not allow
+ * shows as impossible and returning nothing, so `canRescue` and `canReclaimRent` say exactly
+ * whether the endpoint would build a bundle (the chain alone would also allow reclaiming a
+ * half-rescued route, which the API finishes with rescue).
+ */
+export function recoveryInPhase(recovery: Recovery, phase: TransferPhase): Recovery {
+  const rescue = allowsRecovery('rescue', phase);
+  const reclaim = allowsRecovery('reclaim', phase);
+  return {
+    canRescue: rescue && recovery.canRescue,
+    rescuableLamports: rescue ? recovery.rescuableLamports : 0n,
+    rescuableAccounts: rescue ? recovery.rescuableAccounts : [],
+    canReclaimRent: reclaim && recovery.canReclaimRent,
+    reclaimableLamports: reclaim ? recovery.reclaimableLamports : 0n,
+  };
+}
+
 /**
  * A quote, prepared or not, can no longer be deployed once `expiresAt` has passed (what is on
  * chain by then is taken over, expired or made recoverable by the service).

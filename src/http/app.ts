@@ -278,6 +278,8 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         platform: deps.platform,
         programAddress: deps.platform.programAddress,
         routes: deps.store.routes,
+        recovery: deps.store.recovery,
+        keeper: deps.store.keeper,
         db: deps.db,
         ...(deps.config.fundingPollMs ? { fundingPollMs: deps.config.fundingPollMs } : {}),
         priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,

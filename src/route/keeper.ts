@@ -72,7 +72,22 @@ export interface KeeperDeps {
 
 /** What the keeper reports about its work on a route. */
 export type KeeperEvent =
-  | { kind: 'hop_landed'; transferId: number; step: number; lateSeconds: number }
+  | { kind: 'route_screened'; transferId: number; outcome: Exclude<ScreeningOutcome, 'unavailable'> }
+  /** `resent`: the bytes were signed and stored by an earlier attempt (whose worker may have died). */
+  | { kind: 'hop_sent'; transferId: number; step: number; signature: string; resent: boolean }
+  /**
+   * `recovered`: it had landed before this attempt, whose predecessor stopped before recording it;
+   * `settled`: the last hop, the transfer is complete.
+   */
+  | {
+      kind: 'hop_landed';
+      transferId: number;
+      step: number;
+      signature: string;
+      lateSeconds: number;
+      recovered: boolean;
+      settled: boolean;
+    }
   | { kind: 'hop_retried'; transferId: number; step: number; reason: string }
   | { kind: 'route_failed'; transferId: number; reason: string }
   | { kind: 'keeper_low'; transferId: number; lamports: bigint };
@@ -234,6 +249,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   // A flagged verdict is on chain but, for the same reason, perhaps not recorded yet.
   if (route.screening === 'pending' || route.screening === 'flagged') {
     const outcome = await deps.screen(transfer, route);
+    if (outcome !== 'unavailable') deps.observe?.({ kind: 'route_screened', transferId: id, outcome });
     if (outcome === 'verified') return release({ dueAt: dueAt(transfer.hopsCompleted), attempts: 0 });
     if (outcome === 'unavailable') {
       deps.observe?.({
@@ -252,7 +268,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   const step = transfer.hopsCompleted;
   const keeper = await createKeyPairSignerFromPrivateKeyBytes(keeperKey!);
-  const record = async (signature: string) => {
+  const record = async (signature: string, recovered: boolean) => {
     const last = step === transfer.hops - 1;
     const [clock, snapshot] = await Promise.all([
       deps.chain.getClock(),
@@ -270,7 +286,15 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
         now,
       }),
     );
-    deps.observe?.({ kind: 'hop_landed', transferId: id, step, lateSeconds: Number(chainNow - dueAt(step)) });
+    deps.observe?.({
+      kind: 'hop_landed',
+      transferId: id,
+      step,
+      signature,
+      lateSeconds: Number(chainNow - dueAt(step)),
+      recovered,
+      settled: last,
+    });
   };
 
   // The chain is ahead of the record: the hop landed but its worker died before recording it.
@@ -288,19 +312,25 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
         `hop ${step} of route ${transfer.route.address} ran on chain, but not by its stored transaction`,
       );
     }
-    return record(stored.signature);
+    return record(stored.signature, true);
   }
   const needed = BigInt(transfer.hops - step) * 5_000n;
   if (keeperLamports < needed) {
     deps.observe?.({ kind: 'keeper_low', transferId: id, lamports: keeperLamports });
   }
 
+  // A transaction whose blockhash expired before it landed never ran: a new one takes its place.
+  const expiredUnlanded = () =>
+    deps.observe?.({ kind: 'hop_retried', transferId: id, step, reason: 'expired before it landed' });
   let transaction = claimed.hopTransaction;
   if (transaction && (await deps.chain.getBlockHeight()) > transaction.validUntil) {
     const [status] = await deps.chain.getSignatureStatuses([transaction.signature as Signature], {
       searchTransactionHistory: true,
     });
-    if (!status) transaction = null;
+    if (!status) {
+      expiredUnlanded();
+      transaction = null;
+    }
   }
   if (!transaction) {
     const [[stepAddress], lifetime] = await Promise.all([
@@ -327,10 +357,17 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     if (!(await deps.keeper.storeHopTransaction(id, claim, transaction))) return;
   }
 
+  deps.observe?.({
+    kind: 'hop_sent',
+    transferId: id,
+    step,
+    signature: transaction.signature,
+    resent: transaction === claimed.hopTransaction,
+  });
   const outcome = await sendAndWait(deps, transaction);
-  if (outcome === null) return record(transaction.signature);
+  if (outcome === null) return record(transaction.signature, false);
   if (outcome === 'expired') {
-    deps.observe?.({ kind: 'hop_retried', transferId: id, step, reason: 'expired before it landed' });
+    expiredUnlanded();
     return release({ forgetHopTransaction: true });
   }
   const verdict = classifyHopError(outcome);

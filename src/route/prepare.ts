@@ -120,7 +120,15 @@ const sol = (lamports: bigint) => {
  * The compute-unit price of a bundle: the 75th percentile of what recently landed writing the
  * source's or the route's accounts, at least the configured floor, at most the configured cap.
  */
-async function bundlePrice(deps: PrepareDeps, accounts: Address[], options: CallOptions): Promise<bigint> {
+export async function bundlePrice(
+  deps: {
+    chain: PriorityFeeReader;
+    platform: Pick<Platform, 'priorityFeeCapMicroLamportsPerCu'>;
+    priorityFeeFloorMicroLamportsPerCu: bigint;
+  },
+  accounts: Address[],
+  options: CallOptions,
+): Promise<bigint> {
   const recent = await deps.chain.getRecentPrioritizationFees(accounts, options);
   const observed = percentile(
     recent.map((fee) => fee.prioritizationFee),
@@ -421,7 +429,8 @@ function wrapSol(
   ];
 }
 
-interface BuiltTransaction {
+/** A bundle transaction as handed out, with what its fees are counted from. */
+export interface BuiltTransaction {
   base64: Base64EncodedWireTransaction;
   signatures: number;
   computeUnitLimit: number;
@@ -431,8 +440,8 @@ interface BuiltTransaction {
  * A bundle transaction with a compute-unit limit sized from simulating it (plus a tenth), or the
  * program's measured figure when it cannot run before earlier transactions of the bundle land.
  */
-async function buildTransaction(
-  deps: PrepareDeps,
+export async function buildTransaction(
+  deps: { chain: TransactionSimulator },
   input: Omit<UnsignedTransaction, 'computeUnitLimit'>,
   fallbackUnits: number,
   options: CallOptions,

@@ -1,6 +1,12 @@
 import type { Address, EncodedAccount, MaybeEncodedAccount } from '@solana/kit';
+import { isNativeMint } from '../chain/router/accounts.ts';
 import type { RouteAddresses } from '../chain/router/pda.ts';
-import { computeRecovery, type RouteSnapshot, readRouteSnapshot } from '../chain/router/recovery.ts';
+import {
+  computeRecovery,
+  type RecoveryFigures,
+  type RouteSnapshot,
+  readRouteSnapshot,
+} from '../chain/router/recovery.ts';
 import type { AccountReader, CallOptions } from '../chain/types.ts';
 import type { Recovery, RouteRecord, Transfer } from '../domain/transfer.ts';
 
@@ -41,14 +47,26 @@ export function readRoute(
   );
 }
 
-/** The API's `recovery` figures of a route as read on chain, at the chain's unix time `now`. */
+/**
+ * The API's `recovery` figures of a route as read on chain, at the chain's unix time `now`: what
+ * the source's wallet receives in lamports. On a native-SOL route that includes the wrapped SOL in
+ * the route's token accounts, which the recovery bundles deliver unwrapped (src/route/recovery.ts).
+ */
 export function recoveryOf(snapshot: RouteSnapshot, now: bigint): Recovery {
   const figures = computeRecovery(snapshot, now);
+  const native = snapshot.route !== null && isNativeMint(snapshot.route.data.mint);
+  const wrapped = new Map(
+    snapshot.tokenAccounts.map((account) => [account.address, native ? account.amount : 0n]),
+  );
+  const accounts = (list: RecoveryFigures['rescuableAccounts']) =>
+    list.map(({ kind, address, lamports }) => ({ kind, lamports: lamports + (wrapped.get(address) ?? 0n) }));
+  const rescuableAccounts = accounts(figures.rescuableAccounts);
+  const total = (list: { lamports: bigint }[]) => list.reduce((sum, account) => sum + account.lamports, 0n);
   return {
     canRescue: figures.canRescue,
-    rescuableLamports: figures.rescuableLamports,
-    rescuableAccounts: figures.rescuableAccounts.map(({ kind, lamports }) => ({ kind, lamports })),
+    rescuableLamports: total(rescuableAccounts),
+    rescuableAccounts,
     canReclaimRent: figures.canReclaimRent,
-    reclaimableLamports: figures.reclaimableLamports,
+    reclaimableLamports: total(accounts(figures.reclaimableAccounts)),
   };
 }

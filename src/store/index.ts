@@ -3,6 +3,7 @@ import { createDeliveryStore } from './deliveries.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
 import { createKeeperWorkStore } from './keeper-work.ts';
+import { createRecoveryStore } from './recovery.ts';
 import { createRetentionStore } from './retention.ts';
 import { createRewardStore } from './rewards.ts';
 import { createRouteDeploymentStore } from './route-deployments.ts';
@@ -21,6 +22,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     transfers: createTransferStore(db),
     routes: createRouteDeploymentStore(db, options.secrets),
     keeper: createKeeperWorkStore(db),
+    recovery: createRecoveryStore(db),
     rewards: createRewardStore(db),
     webhooks: createWebhookStore(db, options.secrets),
     deliveries: createDeliveryStore(db, options.secrets),

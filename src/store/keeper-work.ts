@@ -110,6 +110,29 @@ export function createKeeperWorkStore(db: Db) {
       }));
     },
 
+    /**
+     * Claims up to `limit` routes taken over whose on-chain deadline has passed by the chain's time
+     * `chainNow`, each for `leaseMs` (several processes share the sweep; a route looked at is not
+     * looked at again before its claim lapses), earliest deadline first.
+     */
+    async claimOverdue(input: {
+      chainNow: bigint;
+      now: Date;
+      leaseMs: number;
+      limit: number;
+    }): Promise<Transfer[]> {
+      const { rows } = await db.query<TransferRow>(
+        `UPDATE transfers SET next_check_at = $2::timestamptz + $3 * interval '1 millisecond'
+          WHERE id IN (SELECT id FROM transfers
+                        WHERE status = 'processing' AND deadline_at < $1
+                          AND (next_check_at IS NULL OR next_check_at <= $2)
+                        ORDER BY deadline_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+          RETURNING *`,
+        [input.chainNow.toString(), input.now, input.leaseMs, input.limit],
+      );
+      return rows.map(toTransfer);
+    },
+
     /** When the keeper next has work on any route (chain unix seconds), or null when none is left. */
     async nextDueAt(): Promise<bigint | null> {
       const { rows } = await db.query<{ due: string | null }>(
@@ -226,7 +249,10 @@ export function createKeeperWorkStore(db: Db) {
       input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
     ) => fail(tx, transferId, { ...input, phase: 'failed' }),
 
-    /** The route cannot proceed for another reason (screening flagged it): status `failed`, phase `recoverable`. */
+    /**
+     * The route cannot proceed for another reason (screening flagged it, its deadline passed):
+     * status `failed`, phase `recoverable`.
+     */
     markRecoverable: (
       tx: Sql,
       transferId: number,

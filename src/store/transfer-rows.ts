@@ -3,6 +3,7 @@ import type { KeyMode } from '../domain/api-keys.ts';
 import type {
   LastError,
   Recovery,
+  RecoveryKind,
   RouteRecord,
   Transfer,
   TransferPhase,
@@ -56,6 +57,7 @@ export type TransferRow = {
     reclaimableLamports: string;
   } | null;
   signatures: TransferSignatures;
+  recovery_signatures: Record<RecoveryKind, string[]>;
   route_address: Address | null;
   keeper_address: Address | null;
   keeper_funding_lamports: string | null;

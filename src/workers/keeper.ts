@@ -52,7 +52,7 @@ export function keeperMetrics(registry: Registry) {
 export function createKeeperWorker(
   deps: Omit<KeeperDeps, 'observe'> & {
     listen: Pick<Db, 'listen'>;
-    log: Pick<Logger, 'info' | 'warn' | 'error'>;
+    log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
     metrics?: Registry;
     /** How long a claim lasts (a hop waits up to a blockhash lifetime, about 60 s, to land). */
     leaseMs?: number;
@@ -66,13 +66,30 @@ export function createKeeperWorker(
   const concurrency = deps.concurrency ?? 16;
   const maxSleepMs = deps.maxSleepMs ?? 5_000;
   const record = deps.metrics ? keeperMetrics(deps.metrics) : undefined;
+  // One log line per keeper action, each with the transfer's id.
   const observe = (event: KeeperEvent) => {
     record?.(event);
-    if (event.kind === 'route_failed')
-      deps.log.warn({ transferId: event.transferId, reason: event.reason }, 'route failed');
-    if (event.kind === 'hop_retried') deps.log.info({ ...event }, 'hop retried');
-    if (event.kind === 'keeper_low')
-      deps.log.warn({ transferId: event.transferId, lamports: String(event.lamports) }, 'keeper running low');
+    switch (event.kind) {
+      case 'route_screened':
+        if (event.outcome === 'flagged') deps.log.warn({ ...event }, 'route flagged by screening');
+        else deps.log.info({ ...event }, 'route screened');
+        return;
+      case 'hop_sent':
+        deps.log.debug({ ...event }, 'hop sent');
+        return;
+      case 'hop_landed':
+        deps.log.info({ ...event }, event.settled ? 'hop landed; transfer completed' : 'hop landed');
+        return;
+      case 'hop_retried':
+        deps.log.info({ ...event }, 'hop retried');
+        return;
+      case 'route_failed':
+        deps.log.warn({ ...event }, 'route failed');
+        return;
+      case 'keeper_low':
+        deps.log.warn({ ...event, lamports: String(event.lamports) }, 'keeper running low');
+        return;
+    }
   };
   const keeper: KeeperDeps = { ...deps, observe };
   let stopped = true;

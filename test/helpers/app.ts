@@ -27,12 +27,13 @@ import { createSecretBox } from '../../src/store/secret-box.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
+import { createOverdueRouteWorker } from '../../src/workers/overdue-routes.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const ADMIN_HEADERS = { authorization: `Bearer ${ADMIN_TOKEN}` };
-/** One deployment's key for secrets at rest: apps sharing a database (two processes) share it too. */
-const ENCRYPTION_KEY = randomBytes(32);
+/** One deployment's key for secrets at rest: apps and processes sharing a database share it too. */
+export const ENCRYPTION_KEY = randomBytes(32);
 
 export interface TestApp {
   app: FastifyInstance;
@@ -47,6 +48,8 @@ export interface TestApp {
   reconciler: ReturnType<typeof createDeploymentReconciler>;
   /** A keeper worker over this app's store and chain (not running: call `runOnce`). */
   keeper: ReturnType<typeof createKeeperWorker>;
+  /** The sweep of routes past their deadline over this app's store and chain (not running: call `runOnce`). */
+  overdue: ReturnType<typeof createOverdueRouteWorker>;
   /** Creates an integration (through the admin API) and returns it. */
   createIntegration(settings?: Record<string, unknown>): Promise<{ id: number }>;
   /** Creates an API key for an integration (through the admin API). */
@@ -221,6 +224,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       }),
       clock,
       pollMs: 20,
+      log: pino({ level: 'silent' }),
+    }),
+    overdue: createOverdueRouteWorker({
+      db,
+      chain: chain.chain,
+      keeper: store.keeper,
+      programAddress: platform.programAddress,
+      clock,
       log: pino({ level: 'silent' }),
     }),
     reconciler: createDeploymentReconciler({

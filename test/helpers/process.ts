@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export interface ServiceProcess {
+  /** Where the API listens; for workers alone, where they serve their metrics. */
   url: string;
   /** The process started: the service, or npm when started through `npm start`. */
   child: ChildProcess;
@@ -34,16 +35,22 @@ function serviceEnv(dataDir: string, env: Record<string, string>) {
 
 /**
  * Starts `node src/main.ts` as a separate process (or `npm start`, as a newcomer does, in a process
- * group of its own) and resolves once it listens.
+ * group of its own; with `workersOnly`, `npm run worker`'s `node src/main.ts --workers-only`) and
+ * resolves once it listens.
  */
 export async function startServiceProcess(
   env: Record<string, string>,
-  options: { via?: 'node' | 'npm' } = {},
+  options: { via?: 'node' | 'npm'; workersOnly?: boolean } = {},
 ): Promise<ServiceProcess> {
   // A DATA_DIR given by the caller outlives the process; otherwise a fresh one is removed at stop.
   const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'tr-process-')));
   const [command, args] =
-    options.via === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['src/main.ts']];
+    options.via === 'npm'
+      ? ['npm', ['start', '--silent']]
+      : [process.execPath, ['src/main.ts', ...(options.workersOnly ? ['--workers-only'] : [])]];
+  const ready = options.workersOnly
+    ? { line: 'Transfer Router workers running', url: /"pid":(\d+),.*"metrics":"(http:\/\/[^"]+)"/ }
+    : { line: 'Transfer Router listening', url: /"pid":(\d+),"url":"(http:\/\/[^"]+)"/ };
   const child = spawn(command, args, {
     cwd: ROOT,
     env: serviceEnv(dataDir, env),
@@ -63,8 +70,8 @@ export async function startServiceProcess(
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => {
         logs.push(line);
-        const match = /"pid":(\d+),"url":"(http:\/\/[^"]+)"/.exec(line);
-        if (match && line.includes('Transfer Router listening')) {
+        const match = ready.url.exec(line);
+        if (match && line.includes(ready.line)) {
           clearTimeout(timer);
           resolve({ pid: Number(match[1]), url: match[2]! });
         }

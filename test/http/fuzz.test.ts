@@ -95,6 +95,28 @@ function endpoints(): Endpoint[] {
       query: [],
       body: { timeoutSeconds: 1 },
     },
+    { method: 'POST', path: '/api/v1/transfers/{transferId}/rescue/prepare', query: [], body: {} },
+    { method: 'POST', path: '/api/v1/transfers/{transferId}/reclaim-rent/prepare', query: [], body: {} },
+    {
+      method: 'POST',
+      path: '/api/v1/transfers/{transferId}/reclaim-rent/confirm',
+      query: [],
+      body: {
+        reclaimSignatures: [
+          '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
+        ],
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/transfers/{transferId}/rescue/confirm',
+      query: [],
+      body: {
+        rescueSignatures: [
+          '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
+        ],
+      },
+    },
     { method: 'POST', path: '/api/v1/webhooks', query: [], body: { url: 'RECEIVER', events: '*' } },
     { method: 'GET', path: '/api/v1/webhooks', query: [] },
     { method: 'DELETE', path: '/api/v1/webhooks/{endpointId}', query: [] },

@@ -63,6 +63,10 @@ describe('the OpenAPI document', () => {
       'GET /api/v1/transfers',
       'GET /api/v1/transfers/{transferId}',
       'GET /api/v1/transfers/by-external/{externalId}',
+      'POST /api/v1/transfers/{transferId}/rescue/prepare',
+      'POST /api/v1/transfers/{transferId}/rescue/confirm',
+      'POST /api/v1/transfers/{transferId}/reclaim-rent/prepare',
+      'POST /api/v1/transfers/{transferId}/reclaim-rent/confirm',
       'POST /api/v1/webhooks',
       'GET /api/v1/webhooks',
       'DELETE /api/v1/webhooks/{endpointId}',
@@ -120,11 +124,15 @@ describe('the OpenAPI document', () => {
         ?.required;
     assert.equal(required('/api/v1/transfers'), true);
     assert.equal(required('/api/v1/webhooks'), true);
+    assert.equal(required('/api/v1/transfers/{transferId}/rescue/confirm'), true);
+    assert.equal(required('/api/v1/transfers/{transferId}/reclaim-rent/confirm'), true);
     for (const path of [
       '/api/v1/webhooks/{endpointId}/rotate-secret',
       '/api/v1/webhooks/{endpointId}/enable',
       '/api/v1/webhooks/{endpointId}/test',
       '/api/v1/events/{eventId}/resend',
+      '/api/v1/transfers/{transferId}/rescue/prepare',
+      '/api/v1/transfers/{transferId}/reclaim-rent/prepare',
     ]) {
       assert.equal(required(path), false, path);
     }

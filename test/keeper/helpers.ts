@@ -1,6 +1,7 @@
 // What keeper tests observe and break: a keeper worker whose chain, screening provider or store a
-// test replaces, with its logs and metrics; the route as the chain holds it; and the `recovery`
-// figures read account by account from the chain.
+// test replaces, with its logs and metrics; the route as the chain holds it; the `recovery`
+// figures read account by account from the chain; and routes deployed with every hop due, checked
+// to have run each hop exactly once.
 import assert from 'node:assert/strict';
 import type { Address } from '@solana/kit';
 import { pino } from 'pino';
@@ -14,11 +15,15 @@ import {
 } from '../../src/chain/router/accounts.ts';
 import { findOrchestratorPda, findStepPda } from '../../src/chain/router/pda.ts';
 import type { Chain } from '../../src/chain/types.ts';
+import type { RouteRecord, Transfer } from '../../src/domain/transfer.ts';
+import { readRoute } from '../../src/route/route-reads.ts';
 import { createRouteScreening, type ScreeningProvider } from '../../src/route/screening.ts';
 import { createListScreening } from '../../src/screening/providers.ts';
 import type { KeeperWorkStore } from '../../src/store/keeper-work.ts';
+import { type TransferRow, toTransfer } from '../../src/store/transfer-rows.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
-import type { Caller, TestApp } from '../helpers/app.ts';
+import { type Caller, SOL_MINT, type TestApp } from '../helpers/app.ts';
+import { deployRoute, type QuotedRoute, quoteRoute, tokenBalance } from '../helpers/route.ts';
 
 /**
  * A keeper worker over a test app's database, store and platform, built as the service builds it,
@@ -106,8 +111,8 @@ export async function routeOnChain(
 
 /**
  * What the source could rescue from a route, read account by account from the chain: the route
- * account, its step states and token accounts (a wrapped-SOL account's lamports without its
- * wrapped amount), the orchestrator config when this is the source's only open route, and the
+ * account, its step states and token accounts (a wrapped-SOL account's lamports with its wrapped
+ * amount: the rescue delivers it as SOL), the orchestrator config when this is the source's only open route, and the
  * keeper's lamports; in the API's shape, sorted by kind and lamports.
  */
 export async function rescuableOnChain(t: TestApp, id: number) {
@@ -123,7 +128,7 @@ export async function rescuableOnChain(t: TestApp, id: number) {
     const token = await t.chain.chain.getTokenAccount(holder);
     if (!token) continue;
     const held = await lamports(t, holder);
-    accounts.push({ kind: 'ata', lamports: Number(token.isNative === null ? held : held - token.amount) });
+    accounts.push({ kind: 'ata', lamports: Number(held) });
   }
   const [orchestrator] = await findOrchestratorPda(route.source, t.platform.programAddress);
   const { openRoutes } = decodeOrchestrator((await t.chain.chain.getAccount(orchestrator))!.data);
@@ -141,3 +146,141 @@ export async function rescuableOnChain(t: TestApp, id: number) {
 /** Recovery accounts in a stable order, to compare lists whose order the API does not promise. */
 export const sortAccounts = (accounts: readonly { kind: string; lamports: number }[]) =>
   [...accounts].sort((a, b) => a.kind.localeCompare(b.kind) || a.lamports - b.lamports);
+
+/** A deployed route the keeper took over, with what was true before its hops. */
+export interface DeployedRoute extends QuotedRoute {
+  hops: number;
+  recipientBefore: bigint;
+  /** How many events the transfer had when the keeper took it over. */
+  eventsBefore: number;
+}
+
+/** The recipient's balance in the route's currency: lamports on a native route, else tokens. */
+async function recipientBalance(t: TestApp, route: QuotedRoute): Promise<bigint> {
+  return route.mint === SOL_MINT
+    ? BigInt(await t.chain.chain.getBalance(route.recipient))
+    : await tokenBalance(t, route.recipient, route.mint);
+}
+
+/** The transfer as the store holds it. */
+async function storedTransfer(t: TestApp, id: number): Promise<Transfer & { route: RouteRecord }> {
+  const { rows } = await t.database.db.query<TransferRow>('SELECT * FROM transfers WHERE id = $1', [id]);
+  return toTransfer(rows[0]!) as Transfer & { route: RouteRecord };
+}
+
+async function eventTypes(t: TestApp, id: number): Promise<string[]> {
+  const { rows } = await t.database.db.query<{ type: string }>(
+    'SELECT type FROM events WHERE transfer_id = $1 ORDER BY sequence',
+    [id],
+  );
+  return rows.map((row) => row.type);
+}
+
+/**
+ * Quotes and deploys routes (`mints[i]` for the i-th), then moves the chain's clock to the last
+ * hop's due time of all of them, so that every hop of every route is due.
+ */
+export async function deployDueRoutes(
+  t: TestApp,
+  caller: Caller,
+  mints: readonly Address[],
+  hops = 3,
+): Promise<DeployedRoute[]> {
+  const routes: DeployedRoute[] = [];
+  for (const mint of mints) {
+    const quoted = await quoteRoute(t, caller, { hops, mint, arrivalSeconds: 600 });
+    const recipientBefore = await recipientBalance(t, quoted);
+    await deployRoute(t, caller, quoted);
+    routes.push({ ...quoted, hops, recipientBefore, eventsBefore: (await eventTypes(t, quoted.id)).length });
+  }
+  let last = 0n;
+  for (const route of routes) {
+    const schedule = (await storedTransfer(t, route.id)).route.schedule!;
+    const due = schedule.firstReleaseAt + BigInt(hops - 1) * BigInt(schedule.intervalSecs);
+    if (due > last) last = due;
+  }
+  await t.chain.cheats.timeTravel({ absoluteTimestamp: Number(last) * 1000 });
+  return routes;
+}
+
+/** Whether every route's transfer is completed. */
+export async function allCompleted(t: TestApp, routes: readonly DeployedRoute[]): Promise<boolean> {
+  const { rows } = await t.database.db.query<{ done: string }>(
+    `SELECT count(*) AS done FROM transfers WHERE id = ANY($1) AND status = 'completed'`,
+    [routes.map((route) => route.id)],
+  );
+  return Number(rows[0]!.done) === routes.length;
+}
+
+/**
+ * Checks that the route ran every hop exactly once, on chain and in the store: the route settled
+ * with every step executed; the keeper paid exactly one transaction per hop that touched the route
+ * (none failed, none repeated), and they are the signatures recorded; the recipient received the
+ * net amount exactly; the outbox holds one `hop_complete` per hop, then one `completed` and one
+ * `phase_changed`, and nothing else since the takeover.
+ */
+export async function assertCarriedOnce(t: TestApp, route: DeployedRoute) {
+  const transfer = await storedTransfer(t, route.id);
+  assert.equal(transfer.status, 'completed');
+  assert.equal(transfer.phase, 'settled');
+  assert.equal(transfer.hopsCompleted, route.hops);
+  const recorded = transfer.signatures.hops;
+  assert.equal(new Set(recorded).size, route.hops, 'one distinct signature recorded per hop');
+
+  const snapshot = await readRoute(t.chain.chain, t.platform.programAddress, transfer);
+  assert.equal(snapshot.route?.data.status, 'settled');
+  assert.equal(snapshot.route?.data.nextStep, route.hops);
+  assert.deepEqual(
+    snapshot.steps.map((step) => step.data.status),
+    Array.from({ length: route.hops }, () => 'executed'),
+  );
+
+  const keeperPaid: { signature: string; failed: boolean }[] = [];
+  for (const record of t.chain.ledger.signaturesForAddress(transfer.route.address, { limit: 1000 })) {
+    const landed = await t.chain.chain.getTransaction(record.signature as never);
+    if (landed?.accountKeys[0] === transfer.route.keeper)
+      keeperPaid.push({ signature: record.signature, failed: record.err !== null });
+  }
+  assert.deepEqual(
+    keeperPaid.filter((tx) => tx.failed),
+    [],
+    'no hop transaction of the keeper failed on chain',
+  );
+  assert.deepEqual(
+    keeperPaid.map((tx) => tx.signature).sort(),
+    [...recorded].sort(),
+    'the keeper’s transactions on the route are exactly the recorded hops',
+  );
+
+  assert.equal(
+    (await recipientBalance(t, route)) - route.recipientBefore,
+    BigInt(route.estimate.tokens.netDeliveredRaw),
+    'the recipient received the net amount exactly',
+  );
+
+  const { rows } = await t.database.db.query<{ type: string; sequence: number; hops: number }>(
+    `SELECT type, sequence, (payload -> 'data' -> 'transfer' -> 'progress' ->> 'hopsCompleted')::int AS hops
+       FROM events WHERE transfer_id = $1 ORDER BY sequence`,
+    [route.id],
+  );
+  const since = rows.slice(route.eventsBefore);
+  assert.deepEqual(
+    since.map((row) => row.type),
+    [
+      ...Array.from({ length: route.hops }, () => 'transfer.hop_complete'),
+      'transfer.completed',
+      'transfer.phase_changed',
+    ],
+    'one event per hop, then settlement, each once',
+  );
+  assert.deepEqual(
+    since.slice(0, route.hops).map((row) => row.hops),
+    Array.from({ length: route.hops }, (_, i) => i + 1),
+    'each hop_complete carries its own hop',
+  );
+  assert.deepEqual(
+    rows.map((row) => row.sequence),
+    Array.from({ length: rows.length }, (_, i) => i + 1),
+    'event sequences without gaps',
+  );
+}

@@ -95,7 +95,18 @@ describe('the keeper’s schedule', () => {
       const [step] = await findStepPda(address, index, t.platform.programAddress);
       assert.ok(landed.accountKeys.includes(step), `hop ${index + 1} ran step ${index}`);
     }
-    assert.deepEqual(keeper.logs, [], 'overdue hops are no retries: nothing to report');
+    assert.deepEqual(
+      keeper.logs
+        .filter((line) => line.transferId === route.id)
+        .map((line) => [line.msg, line.transferId, line.step, line.signature]),
+      transfer.signatures.hops.map((signature: string, step: number) => [
+        'hop landed',
+        route.id,
+        step,
+        signature,
+      ]),
+      'overdue hops are no retries: nothing to report but their landings, in order',
+    );
 
     // The rest keeps the original schedule: t0 + k * interval, not shifted by the late start.
     for (const hop of [4, 5]) {

@@ -21,6 +21,10 @@ export const COMPUTE_UNIT_LIMITS = {
   createTokenAccount: 35_000,
   /** Wrapping SOL in the route's creation: open the account, move the SOL, sync, close it again. */
   wrapSol: 45_000,
+  /** A `Rescue` or `Reclaim` of up to 12 accounts with the keeper's sweep (about 17,500 measured). */
+  recovery: 40_000,
+  /** Closing the source's wrapped-SOL account, which unwraps what a recovery returned into it. */
+  closeTokenAccount: 5_000,
 } as const;
 
 /**

@@ -1,4 +1,4 @@
-import { type Address, isAddress } from '@solana/kit';
+import { type Address, isAddress, isSignature, type Signature } from '@solana/kit';
 import { z } from 'zod';
 import { MAX_ARRIVAL_SECONDS, MAX_HOPS, MIN_HOPS, U64_MAX } from '../../domain/fees.ts';
 import { TRANSFER_PHASES, TRANSFER_STATUSES } from '../../domain/transfer.ts';
@@ -232,4 +232,58 @@ export const preparedBundleSchema = z
 export const prepareResponseSchema = z.object({
   transfer: transferSchema,
   preparedTxs: preparedBundleSchema,
+});
+
+/** A transaction signature: 64 bytes in base58. */
+export const signatureInput = z.string().refine((value): value is Signature => isSignature(value), {
+  error: 'must be a base58 transaction signature',
+});
+
+/** Recovery transactions: the source's wallet signs and pays; `partialSigners` signed them already. */
+const recoveryTransactions = z.array(
+  z.object({
+    base64: wireTransaction,
+    partialSigners: z
+      .array(z.string())
+      .describe('Signers whose signatures the transaction carries already (the keeper, for its sweep).'),
+  }),
+);
+
+/** The contract's "Rescue bundle". */
+export const rescueBundleSchema = z
+  .object({
+    rescueTxs: recoveryTransactions.describe(
+      'Sign and broadcast in order (v0, the source pays). The last one sweeps the keeper back to the source.',
+    ),
+    recentBlockhash: z.string().describe('Sign and broadcast before it expires (about 60 seconds).'),
+    lastValidBlockHeight: z.int(),
+    rescuable: z.object({
+      totalLamports: z.int().describe('Lamports the source receives (before its transaction fees).'),
+      accounts: z.array(z.object({ kind: z.enum(recoveryAccountKinds), lamports: z.int() })),
+    }),
+  })
+  .meta({ id: 'RescueBundle' });
+
+/** The contract's "Reclaim bundle". */
+export const reclaimBundleSchema = z
+  .object({
+    reclaimTxs: recoveryTransactions.describe('Sign and broadcast in order (v0, the source pays).'),
+    recentBlockhash: z.string().describe('Sign and broadcast before it expires (about 60 seconds).'),
+    lastValidBlockHeight: z.int(),
+    reclaimable: z.object({
+      totalLamports: z.int().describe('Lamports the source receives (before its transaction fees).'),
+      stepCount: z.int().describe('Step states the bundle closes.'),
+    }),
+  })
+  .meta({ id: 'ReclaimBundle' });
+
+/** What reclaim-rent/confirm answers: each reported signature, confirmed or failed with why. */
+export const reclaimConfirmResponseSchema = z.object({
+  confirmed: z.array(z.string()),
+  failed: z.array(
+    z.object({
+      signature: z.string(),
+      error: z.string().describe('Why it does not count, starting with its error code (e.g. `MH_036: ...`).'),
+    }),
+  ),
 });

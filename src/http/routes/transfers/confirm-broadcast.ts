@@ -1,4 +1,3 @@
-import { isSignature, type Signature } from '@solana/kit';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -25,13 +24,8 @@ import type { TransferStore } from '../../../store/transfers.ts';
 import type { ChangeRunner } from '../../idempotency.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
-import { transferSchema } from '../../schemas/transfers.ts';
+import { signatureInput as signature, transferSchema } from '../../schemas/transfers.ts';
 import { notFound } from './get-transfer.ts';
-
-/** A transaction signature: 64 bytes in base58. */
-const signature = z.string().refine((value): value is Signature => isSignature(value), {
-  error: 'must be a base58 transaction signature',
-});
 
 const confirmBody = z
   .object({

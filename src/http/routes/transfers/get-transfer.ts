@@ -1,16 +1,40 @@
-import type { FastifyInstance } from 'fastify';
+import type { Address } from '@solana/kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { AccountReader, ClockReader } from '../../../chain/types.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { reportsRecovery, type Transfer } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
+import { dependencyDeadline } from '../../../quotes/pricing.ts';
+import { withCurrentRecovery } from '../../../route/recovery.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
 import { transferSchema } from '../../schemas/transfers.ts';
 
-/** `GET /transfers/{transferId}` and `GET /transfers/by-external/{externalId}`. */
-export async function getTransferRoutes(app: FastifyInstance, deps: { transfers: TransferStore }) {
+/**
+ * `GET /transfers/{transferId}` and `GET /transfers/by-external/{externalId}`. In the phases that
+ * report `recovery`, its figures are read from the chain at the time of the request: anyone may
+ * send lamports or tokens to a route account or a keeper, and the figures are what a rescue or a
+ * reclaim would return now (the stored ones answer when the chain cannot).
+ */
+export async function getTransferRoutes(
+  app: FastifyInstance,
+  deps: { transfers: TransferStore; chain: AccountReader & ClockReader; programAddress: Address },
+) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  const current = async (request: FastifyRequest, transfer: Transfer) => {
+    if (!reportsRecovery(transfer.phase)) return transfer;
+    try {
+      return await withCurrentRecovery(deps.chain, deps.programAddress, transfer, {
+        signal: dependencyDeadline(),
+      });
+    } catch (error) {
+      request.log.warn({ err: error, transferId: transfer.id }, 'reading the recovery figures failed');
+      return transfer;
+    }
+  };
 
   routes.get(
     '/transfers/:transferId',
@@ -27,7 +51,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
       const owner = request.auth.owner;
       const transfer = await deps.transfers.get(owner, request.params.transferId);
       if (!transfer) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
-      return transferView(transfer);
+      return transferView(await current(request, transfer));
     },
   );
 
@@ -47,7 +71,7 @@ export async function getTransferRoutes(app: FastifyInstance, deps: { transfers:
       const transfer = await deps.transfers.getByExternalId(owner, request.params.externalId);
       if (!transfer)
         throw notFound(`No transfer with externalId "${request.params.externalId}".`, 'externalId');
-      return transferView(transfer);
+      return transferView(await current(request, transfer));
     },
   );
 }

@@ -4,6 +4,8 @@ import type { PricingDeps, SolCostEstimator } from '../../../quotes/pricing.ts';
 import type { ConfirmDeps } from '../../../route/confirm.ts';
 import type { PrepareDeps } from '../../../route/prepare.ts';
 import type { ReconcileDeps } from '../../../route/reconcile.ts';
+import type { KeeperWorkStore } from '../../../store/keeper-work.ts';
+import type { RecoveryStore } from '../../../store/recovery.ts';
 import type { RouteDeploymentStore } from '../../../store/route-deployments.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
 import type { ChangeRunner } from '../../idempotency.ts';
@@ -14,6 +16,8 @@ import { fundingRoutes } from './funding.ts';
 import { getTransferRoutes } from './get-transfer.ts';
 import { listTransfersRoute } from './list-transfers.ts';
 import { prepareRoute } from './prepare.ts';
+import { reclaimRentRoutes } from './reclaim-rent.ts';
+import { rescueRoutes } from './rescue.ts';
 
 export type TransferRouteDeps = PricingDeps &
   PrepareDeps &
@@ -21,6 +25,8 @@ export type TransferRouteDeps = PricingDeps &
   ReconcileDeps & {
     transfers: TransferStore;
     routes: RouteDeploymentStore;
+    recovery: RecoveryStore;
+    keeper: KeeperWorkStore;
     solCosts: SolCostEstimator;
     runChange: ChangeRunner;
     clock: Clock;
@@ -37,4 +43,6 @@ export async function transferRoutes(app: FastifyInstance, deps: TransferRouteDe
   await app.register(prepareRoute, deps);
   await app.register(confirmBroadcastRoute, deps);
   await app.register(fundingRoutes, deps);
+  await app.register(rescueRoutes, deps);
+  await app.register(reclaimRentRoutes, deps);
 }

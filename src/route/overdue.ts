@@ -1,0 +1,54 @@
+import type { Address } from '@solana/kit';
+import type { AccountReader, ClockReader } from '../chain/types.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { Transfer } from '../domain/transfer.ts';
+import type { Db } from '../store/db.ts';
+import type { KeeperWorkStore } from '../store/keeper-work.ts';
+import { type RecoveryRead, type RoutedTransfer, readRecovery } from './recovery.ts';
+
+export interface OverdueDeps {
+  db: Pick<Db, 'transaction'>;
+  chain: AccountReader & ClockReader;
+  keeper: Pick<KeeperWorkStore, 'markFailed' | 'markRecoverable'>;
+  programAddress: Address;
+  clock: Clock;
+}
+
+const iso = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
+
+/**
+ * Records what the chain says of a route taken over once its on-chain deadline has passed: it can
+ * no longer execute, so the source may rescue it whether or not any keeper is alive. A route the
+ * keeper marked failed becomes `failed`; any other that did not settle (still active, flagged, or
+ * already being rescued by the source on chain) becomes `recoverable` (events `phase_changed`,
+ * `failed`, `recoverable`), with what a rescue returns. A settled route is left to the keeper,
+ * which records the hop it sent. Answers the transfer as recorded now, or null when another
+ * process changed it first; a route still within its deadline is answered unchanged.
+ */
+export async function settleOverdueRoute(
+  deps: OverdueDeps,
+  transfer: RoutedTransfer,
+  read?: RecoveryRead,
+): Promise<Transfer | null> {
+  if (transfer.status !== 'processing') return transfer;
+  const current = read ?? (await readRecovery(deps.chain, deps.programAddress, transfer));
+  const route = current.snapshot.route?.data;
+  const deadlineAt = route?.deadlineAt ?? transfer.route.schedule?.deadlineAt;
+  if (deadlineAt === undefined || current.chainNow <= deadlineAt) return transfer;
+  if (route?.status === 'settled') return transfer;
+  const now = deps.clock.now();
+  const recovery = current.recovery;
+  if (route?.status === 'failed') {
+    const message = `The route was marked failed on chain; it can no longer execute. The source can rescue everything it holds.`;
+    return deps.db.transaction((tx) =>
+      deps.keeper.markFailed(tx, transfer.id, { lastError: { code: 'MH_031', message }, recovery, now }),
+    );
+  }
+  const message =
+    route?.status === 'flagged'
+      ? 'Compliance screening flagged this route: it will not execute and its screening deposit is forfeited. The source can rescue its tokens.'
+      : `The route passed its deadline (${iso(deadlineAt)}) before its last hop ran, so it can no longer finish. The source can rescue everything it holds.`;
+  return deps.db.transaction((tx) =>
+    deps.keeper.markRecoverable(tx, transfer.id, { lastError: { code: 'MH_031', message }, recovery, now }),
+  );
+}

@@ -1,0 +1,131 @@
+// Crash safety of the keeper: a worker process killed with SIGKILL at any point of a hop and
+// started again carries every route to completion, without running a hop twice or losing or
+// repeating an event. The worker is test/keeper/fixtures/crashing-worker.ts: the real keeper
+// worker on the test app's PostgreSQL database and on its chain's JSON-RPC endpoint.
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Address } from '@solana/kit';
+import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
+import { createMint } from '../helpers/chain.ts';
+import { CRASH_POINTS, type CrashPoint } from './fixtures/crash-points.ts';
+import { allCompleted, assertCarriedOnce, deployDueRoutes } from './helpers.ts';
+import { startCrashingWorker, type WorkerProcess } from './worker-process.ts';
+
+/** Slots past which a blockhash taken now is no longer accepted (150, with a margin). */
+const BLOCKHASH_LIFETIME_SLOTS = 200;
+
+/**
+ * Where each route's worker dies, hop by hop: every point at least once, the settling hop among
+ * them. After a death in the middle hop the chain moves past the blockhash's lifetime before the
+ * next worker starts, so that it finds the hop's stored transaction expired (and a landed one only
+ * in the chain's history); after the others it finds it still valid.
+ */
+const PLANS: { mint: 'usdc' | 'sol'; points: CrashPoint[] }[] = [
+  { mint: 'usdc', points: ['claimed', 'stored', 'recorded'] },
+  { mint: 'sol', points: ['stored', 'landed', 'recording'] },
+  { mint: 'usdc', points: ['sent', 'recording', 'landed'] },
+];
+const MIDDLE = 1;
+
+describe('a keeper worker killed at any point of a hop', () => {
+  let t: TestApp;
+  let caller: Caller;
+  let usdc: Address;
+  let marks: string;
+  const runs: WorkerProcess[] = [];
+  before(async () => {
+    t = await createTestApp();
+    caller = await t.newCaller('test', { rateLimitMultiplier: 1000 });
+    usdc = await createMint(t.chain, { decimals: 6 });
+    marks = await mkdtemp(join(tmpdir(), 'tr-crash-'));
+  });
+  after(async () => {
+    await Promise.all(runs.map((run) => run.stop()));
+    await t.close();
+    await rm(marks, { recursive: true, force: true });
+  });
+
+  test('and started again completes every route: each hop once on chain, each event once in the outbox', async () => {
+    assert.deepEqual(new Set(PLANS.flatMap((plan) => plan.points)), new Set(CRASH_POINTS));
+    const routes = await deployDueRoutes(
+      t,
+      caller,
+      PLANS.map((plan) => (plan.mint === 'usdc' ? usdc : (SOL_MINT as Address))),
+    );
+    const plan: Record<number, CrashPoint[]> = Object.fromEntries(
+      routes.map((route, i) => [route.id, PLANS[i]!.points]),
+    );
+
+    // A worker that dies is replaced at once, until every route is complete.
+    let died = new Set<string>();
+    const deadline = Date.now() + 90_000;
+    while (!(await allCompleted(t, routes))) {
+      const running = runs.at(-1);
+      if (Date.now() > deadline) {
+        const said = running?.logs.slice(-20).map((line) => JSON.stringify(line));
+        assert.fail(`the routes did not complete; the last worker said:\n${said?.join('\n')}`);
+      }
+      if (!running || running.child.exitCode !== null || running.child.signalCode !== null) {
+        assert.ok(runs.length <= Object.values(plan).flat().length, 'no more restarts than planned deaths');
+        const now = new Set(await readdir(marks));
+        if ([...now].some((mark) => !died.has(mark) && mark.split('-')[1] === String(MIDDLE))) {
+          const slot = await t.chain.chain.getSlot();
+          await t.chain.cheats.timeTravel({ absoluteSlot: Number(slot) + BLOCKHASH_LIFETIME_SLOTS });
+        }
+        died = now;
+        runs.push(startCrashingWorker(t, { CRASH_PLAN: JSON.stringify(plan), CRASH_MARKS: marks }));
+      }
+      await delay(50);
+    }
+    assert.deepEqual(await runs.at(-1)!.stop(), { code: 0, signal: null }, 'the last worker stops cleanly');
+
+    // Every hop of every route died once at its point, each time killing the worker.
+    const killed = await Promise.all(runs.slice(0, -1).map((run) => run.exited));
+    assert.deepEqual(
+      killed.filter((exit) => exit.signal !== 'SIGKILL'),
+      [],
+      'every worker but the last was killed',
+    );
+    const expected = routes.flatMap((route) =>
+      plan[route.id]!.map((point, step) => `${route.id}-${step}-${point}`),
+    );
+    assert.deepEqual((await readdir(marks)).sort(), expected.sort(), 'each point of each hop was reached');
+    assert.equal(killed.length, expected.length);
+
+    for (const route of routes) await assertCarriedOnce(t, route);
+
+    // What the workers said about each route: a hop's stored bytes were sent again while their
+    // blockhash lived, and replaced once it had expired; a hop that landed before its worker died
+    // was recorded by the next one, from the chain.
+    const logs = runs.flatMap((run) => run.logs);
+    const steps = (id: number, msg: RegExp, match: Record<string, unknown>) =>
+      logs
+        .filter(
+          (line) =>
+            line.transferId === id &&
+            msg.test(String(line.msg)) &&
+            Object.entries(match).every(([key, value]) => line[key] === value),
+        )
+        .map((line) => line.step);
+    for (const route of routes) {
+      const where = (match: (point: CrashPoint, step: number) => boolean) =>
+        plan[route.id]!.flatMap((point, step) => (match(point, step) ? [step] : []));
+      assert.deepEqual(
+        steps(route.id, /^hop sent$/, { resent: true }),
+        where((point, step) => point === 'stored' && step !== MIDDLE),
+      );
+      assert.deepEqual(
+        steps(route.id, /^hop retried$/, { reason: 'expired before it landed' }),
+        where((point, step) => point === 'stored' && step === MIDDLE),
+      );
+      assert.deepEqual(
+        steps(route.id, /^hop landed/, { recovered: true }),
+        where((point) => point === 'sent' || point === 'landed' || point === 'recording'),
+      );
+    }
+  });
+});
