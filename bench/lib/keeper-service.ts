@@ -326,6 +326,8 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
               RPC_URL: rpcUrl,
               CLUSTER: 'localnet',
               LOG_LEVEL: 'warn',
+              // Several on one host: each serves its metrics on a free port.
+              METRICS_PORT: '0',
               ...env,
             }),
           ),
