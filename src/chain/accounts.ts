@@ -1,5 +1,5 @@
-// Decoding of mints and token accounts from the raw accounts the RPC client reads.
-import { type EncodedAccount, getAddressDecoder } from '@solana/kit';
+// Decoding of mints, token accounts and the Clock sysvar from the raw accounts the RPC client reads.
+import { type Address, type EncodedAccount, getAddressDecoder } from '@solana/kit';
 import { ChainError } from './errors.ts';
 import {
   isMintData,
@@ -9,7 +9,10 @@ import {
   TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
 } from './spl.ts';
-import type { MintInfo, TokenAccountInfo } from './types.ts';
+import type { ChainClock, MintInfo, TokenAccountInfo } from './types.ts';
+
+/** The Clock sysvar's address: a read of it may go with others in one call. */
+export const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
 
 const addressDecoder = getAddressDecoder();
 const asAddress = (bytes: Uint8Array) => addressDecoder.decode(bytes);
@@ -57,6 +60,19 @@ export function decodeTokenAccount(account: EncodedAccount): TokenAccountInfo {
     state: fields.state === 'frozen' ? 'frozen' : 'initialized',
     closeAuthority: fields.closeAuthority && asAddress(fields.closeAuthority),
     isNative: fields.isNative,
+  };
+}
+
+/** Decodes the Clock sysvar (slot, epoch, unix time); CHAIN_BAD_RESPONSE when it is missing. */
+export function decodeClockAccount(account: EncodedAccount | null): ChainClock {
+  if (!account || account.data.length < 40)
+    throw new ChainError('CHAIN_BAD_RESPONSE', 'the Clock sysvar is missing');
+  const data = account.data as Uint8Array;
+  const view = new DataView(data.buffer, data.byteOffset, 40);
+  return {
+    slot: view.getBigUint64(0, true),
+    epoch: view.getBigUint64(16, true),
+    unixTimestamp: view.getBigInt64(32, true),
   };
 }
 

@@ -19,7 +19,13 @@ import {
   SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
   type TransactionError,
 } from '@solana/kit';
-import { accountNotFound, decodeMintAccount, decodeTokenAccount } from './accounts.ts';
+import {
+  accountNotFound,
+  CLOCK_SYSVAR,
+  decodeClockAccount,
+  decodeMintAccount,
+  decodeTokenAccount,
+} from './accounts.ts';
 import { ChainError, type ChainErrorCode } from './errors.ts';
 import type {
   CallOptions,
@@ -31,7 +37,6 @@ import type {
   WireTransactionInput,
 } from './types.ts';
 
-const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
 const MAX_ACCOUNTS_PER_CALL = 100;
 const MAX_SIGNATURES_PER_CALL = 256;
 
@@ -384,15 +389,7 @@ export function createRpcChain(options: RpcChainOptions): Chain {
       );
     },
     async getClock(o) {
-      const account = await getAccount(CLOCK_SYSVAR, o);
-      if (!account || account.data.length < 40)
-        throw new ChainError('CHAIN_BAD_RESPONSE', 'the Clock sysvar is missing');
-      const view = new DataView(account.data.buffer, account.data.byteOffset, 40);
-      return {
-        slot: view.getBigUint64(0, true),
-        epoch: view.getBigUint64(16, true),
-        unixTimestamp: view.getBigInt64(32, true),
-      };
+      return decodeClockAccount(await getAccount(CLOCK_SYSVAR, o));
     },
     async getSignatureStatuses(signatures, o) {
       const pages = await Promise.all(

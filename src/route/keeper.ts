@@ -20,8 +20,9 @@ import {
   setTransactionMessageComputeUnitPrice,
   updateOrAppendSetComputeUnitLimitInstruction,
 } from '@solana-program/compute-budget';
+import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
 import { isChainError } from '../chain/errors.ts';
-import type { Route } from '../chain/router/accounts.ts';
+import { decodeRoute, type Route } from '../chain/router/accounts.ts';
 import { describeRouterFailure, routerErrorName } from '../chain/router/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -33,6 +34,7 @@ import { findStepPda } from '../chain/router/pda.ts';
 import type {
   AccountReader,
   BlockHeightReader,
+  BlockhashLifetime,
   BlockhashReader,
   ClockReader,
   SignatureStatusReader,
@@ -126,13 +128,12 @@ function retryDelayMs(attempt: number): number {
 
 /** Signs a transaction paid and signed by the keeper alone. */
 async function signedByKeeper(
-  deps: KeeperDeps,
   keeper: KeyPairSigner,
+  lifetime: BlockhashLifetime,
   instructions: readonly Instruction[],
   microLamportsPerCu: bigint,
   computeUnitLimit: number,
 ): Promise<StoredHopTransaction> {
-  const lifetime = await deps.chain.getLatestBlockhash();
   const transaction = await pipe(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(keeper, message),
@@ -180,6 +181,28 @@ async function sendAndWait(
 }
 
 /**
+ * What a hop needs of the chain, in one read: the route's account (its status, next step,
+ * screening, deadline, the accounts a step moves between), the keeper's balance and the chain's
+ * time. The whole route (every account, each address derived) is read only to settle it or give
+ * up on it.
+ */
+async function readHopState(
+  deps: KeeperDeps,
+  transfer: Transfer & { route: RouteRecord },
+): Promise<{ route: Route | null; keeperLamports: bigint; chainNow: bigint }> {
+  const [route, keeper, clock] = await deps.chain.getAccounts([
+    transfer.route.address,
+    transfer.route.keeper,
+    CLOCK_SYSVAR,
+  ]);
+  return {
+    route: route && route.programAddress === deps.programAddress ? decodeRoute(route.data) : null,
+    keeperLamports: keeper?.lamports ?? 0n,
+    chainNow: decodeClockAccount(clock ?? null).unixTimestamp,
+  };
+}
+
+/**
  * Does what is due on one claimed route, then gives the claim back: screens a route awaiting its
  * verdict, or runs its next hop: the keeper signs it, stores the signed bytes and their signature,
  * sends them, waits for them to land and records the hop with its events (the last one settles
@@ -194,8 +217,11 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const transfer = claimed.transfer as Transfer & { route: RouteRecord };
   const id = transfer.id;
   const release = (input: Parameters<KeeperWorkStore['release']>[2]) => deps.keeper.release(id, claim, input);
-  const snapshot = await readRoute(deps.chain, deps.programAddress, transfer);
-  const route = snapshot.route?.data;
+  // The keeper's key is read beside the chain: every round but a screening needs it.
+  const [{ route, keeperLamports, chainNow }, keeperKey] = await Promise.all([
+    readHopState(deps, transfer),
+    deps.routes.keeperPrivateKey(id),
+  ]);
   if (!route)
     return release({ retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)) });
   const schedule = transfer.route.schedule!;
@@ -203,9 +229,9 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
 
   // Marked failed on chain by a worker that did not live to record it.
   if (route.status === 'failed') return recordFailure(deps, transfer, null);
-  const chainNow = (await deps.chain.getClock()).unixTimestamp;
   if (route.status === 'active' && chainNow > route.deadlineAt) {
     // Nothing can execute any more, and the source may rescue the route as it is.
+    const recovery = recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow);
     const now = deps.clock.now();
     await deps.db.transaction((tx) =>
       deps.keeper.markRecoverable(tx, id, {
@@ -213,7 +239,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
           code: 'MH_031',
           message: `The route passed its deadline before hop ${transfer.hopsCompleted + 1} of ${transfer.hops} could run; the source can rescue everything it holds.`,
         },
-        recovery: recoveryOf(snapshot, chainNow),
+        recovery,
         now,
       }),
     );
@@ -241,13 +267,15 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   }
 
   const step = transfer.hopsCompleted;
-  const keeper = await createKeyPairSignerFromPrivateKeyBytes((await deps.routes.keeperPrivateKey(id))!);
+  const keeper = await createKeyPairSignerFromPrivateKeyBytes(keeperKey!);
   const record = async (signature: string, recovered: boolean) => {
     const last = step === transfer.hops - 1;
-    const chainNow = (await deps.chain.getClock()).unixTimestamp;
-    const settled = last
-      ? recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow)
-      : null;
+    const [clock, snapshot] = await Promise.all([
+      deps.chain.getClock(),
+      last ? readRoute(deps.chain, deps.programAddress, transfer) : null,
+    ]);
+    const chainNow = clock.unixTimestamp;
+    const settled = snapshot && recoveryOf(snapshot, chainNow);
     const now = deps.clock.now();
     await deps.db.transaction((tx) =>
       deps.keeper.recordHop(tx, id, {
@@ -287,8 +315,8 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     return record(stored.signature, true);
   }
   const needed = BigInt(transfer.hops - step) * 5_000n;
-  if (snapshot.keeper.lamports < needed) {
-    deps.observe?.({ kind: 'keeper_low', transferId: id, lamports: snapshot.keeper.lamports });
+  if (keeperLamports < needed) {
+    deps.observe?.({ kind: 'keeper_low', transferId: id, lamports: keeperLamports });
   }
 
   // A transaction whose blockhash expired before it landed never ran: a new one takes its place.
@@ -305,10 +333,13 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     }
   }
   if (!transaction) {
-    const [stepAddress] = await findStepPda(transfer.route.address, step, deps.programAddress);
+    const [[stepAddress], lifetime] = await Promise.all([
+      findStepPda(transfer.route.address, step, deps.programAddress),
+      deps.chain.getLatestBlockhash(),
+    ]);
     transaction = await signedByKeeper(
-      deps,
       keeper,
+      lifetime,
       [
         getExecuteStepInstruction(
           {
@@ -368,8 +399,8 @@ async function failRoute(
   reason: string,
 ): Promise<void> {
   const marked = await signedByKeeper(
-    deps,
     keeper,
+    await deps.chain.getLatestBlockhash(),
     [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
     transfer.route.hopPriorityMicroLamports,
     COMPUTE_UNIT_LIMITS.executeStep,
