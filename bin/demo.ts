@@ -20,6 +20,7 @@ import {
 import { getCreateAccountInstruction } from '@solana-program/system';
 import {
   findAssociatedTokenPda,
+  getCloseAccountInstruction,
   getCreateAssociatedTokenIdempotentInstruction,
   getInitializeMint2Instruction,
   getMintSize,
@@ -29,6 +30,9 @@ import {
 import {
   type BroadcastProgress,
   createTransferRouterClient,
+  type RecoveryProgress,
+  reclaimRent,
+  rescue,
   signAndBroadcastBundle,
   type Transfer,
   TransferRouterError,
@@ -48,13 +52,18 @@ Against the service \`npm start\` runs (found through $DATA_DIR/service.json, li
 or any deployment on a test cluster with --url, --key and --rpc. It creates a test key when none
 is given, funds a fresh wallet (airdrop), creates a token and mints it to the wallet (or sends
 native SOL with --sol), estimates, creates the transfer, signs and broadcasts the bundle with the
-TypeScript client (clients/typescript), and follows the hops until the recipient is paid.
+TypeScript client (clients/typescript), follows the hops until the recipient is paid, and
+reclaims the route's rent for the source. With --fail the recipient closes its token account before
+the last hop, so the route cannot finish: the keeper marks it failed and the source rescues
+everything the route holds.
 
 Options:
   --hops <n>          hops, 3 to 10 (default 3)
   --arrival <s>       seconds until arrival (default the shortest allowed: max(60, 15 x hops))
   --amount <tokens>   amount to send (default 25 tokens, or 0.5 SOL with --sol)
   --sol               send native SOL instead of a token
+  --fail              show a failed route rescued (a token route: its recipient closes its token
+                      account before the last hop)
   --url <url>         the service (default $TRANSFER_ROUTER_URL, else the local service)
   --key <key>         an API key (default $TRANSFER_ROUTER_KEY, else a new test key)
   --admin-token <t>   to create that key and show the platform's fee accounts
@@ -75,6 +84,7 @@ function options(argv: string[]) {
       arrival: { type: 'string' },
       amount: { type: 'string' },
       sol: { type: 'boolean', default: false },
+      fail: { type: 'boolean', default: false },
       url: { type: 'string' },
       key: { type: 'string' },
       'admin-token': { type: 'string' },
@@ -87,6 +97,11 @@ function options(argv: string[]) {
   if (!Number.isInteger(hops) || hops < 3 || hops > 10) throw new UsageError('--hops must be 3 to 10');
   const arrival = values.arrival === undefined ? Math.max(60, 15 * hops) : Number(values.arrival);
   if (!Number.isInteger(arrival) || arrival < 1) throw new UsageError('--arrival must be whole seconds');
+  if (values.fail && values.sol) {
+    throw new UsageError(
+      '--fail needs a token route: it fails the route by closing the recipient’s token account, and a native SOL route pays the recipient’s wallet itself',
+    );
+  }
   return { ...values, hops, arrival, amount: values.amount ?? (values.sol ? '0.5' : '25') };
 }
 
@@ -230,7 +245,9 @@ async function run(argv: string[]): Promise<number> {
   // 1. A fresh wallet, funded on the chain, with a token of its own (or native SOL).
   out.heading('1. A fresh wallet');
   const source = await generateKeyPairSigner();
-  const recipient = (await generateKeyPairSigner()).address;
+  // The demo holds the recipient's key only to break the route with --fail.
+  const recipientWallet = await generateKeyPairSigner();
+  const recipient = recipientWallet.address;
   const decimals = opts.sol ? 9 : 6;
   const amountRaw = tokensToRaw(opts.amount, decimals);
   if (amountRaw === null || amountRaw <= 0n) {
@@ -283,6 +300,7 @@ async function run(argv: string[]): Promise<number> {
   }
   out.field('recipient', `${recipient} (a fresh wallet)`);
   const units = (raw: bigint) => `${rawToTokens(raw, decimals)} ${symbol}`;
+  const sol = (raw: bigint) => `${rawToTokens(raw < 0n ? -raw : raw, 9)} SOL`;
 
   // 2. Estimate and create.
   out.heading(`2. Estimate: ${units(amountRaw)} over ${opts.hops} hops, arriving in ${opts.arrival} s`);
@@ -380,6 +398,20 @@ async function run(argv: string[]): Promise<number> {
     onProgress,
   });
 
+  /** The recipient closes its empty token account, as any wallet may: the last hop cannot land. */
+  async function closeRecipientTokenAccount() {
+    const [account] = await findAssociatedTokenPda({
+      owner: recipient,
+      mint,
+      tokenProgram: TOKEN_PROGRAM_ADDRESS,
+    });
+    // The source pays the network fee; the account's rent goes to the recipient.
+    await send(source, [
+      getCloseAccountInstruction({ account, destination: recipient, owner: recipientWallet }),
+    ]);
+    out.note(`--fail: the recipient closed its token account ${account}; the last hop cannot deliver`);
+  }
+
   // 4. The hops, live.
   out.heading(`4. The hops (the keeper moves the funds on schedule)`);
   const interval = BigInt(Math.floor(opts.arrival / opts.hops));
@@ -387,9 +419,14 @@ async function run(argv: string[]): Promise<number> {
   let latest: Transfer | undefined;
   let travelledFor = 0;
   let stopped = false;
+  let broken = false;
   const follow = async () => {
     while (!stopped) {
       const done = latest?.progress.hopsCompleted ?? 0;
+      if (opts.fail && !broken && done === opts.hops - 1) {
+        broken = true;
+        await closeRecipientTokenAccount();
+      }
       let now = await chainNow(rpc);
       const due = start + BigInt(done + 1) * interval;
       if (opts['time-travel'] && done < opts.hops && travelledFor <= done && due > now) {
@@ -423,17 +460,73 @@ async function run(argv: string[]): Promise<number> {
     stopped = true;
     await following;
   }
-  out.progress({ hop: finished.progress.hopsCompleted, hops: opts.hops, recipient: units(await received()) });
+  if (finished.status === 'completed') {
+    out.progress({
+      hop: finished.progress.hopsCompleted,
+      hops: opts.hops,
+      recipient: units(await received()),
+    });
+  }
   out.endProgress();
 
   // 5. The result.
-  const after = await balances();
   out.heading(`5. Transfer ${finished.id}: ${finished.status} (phase ${finished.phase})`);
   out.field('hops', `${finished.progress.hopsCompleted} of ${finished.progress.hopsTotal}`);
-  out.field('completed at', String(finished.completedAt));
+  if (finished.completedAt) out.field('completed at', finished.completedAt);
   if (finished.lastError)
     out.field('last error', `${finished.lastError.code}: ${finished.lastError.message}`);
-  const sol = (raw: bigint) => `${rawToTokens(raw < 0n ? -raw : raw, 9)} SOL`;
+
+  // 6. What the source gets back: everything after a failure (rescue), the rent after completion.
+  const recovery = finished.status === 'completed' ? 'reclaim' : 'rescue';
+  const announced =
+    recovery === 'rescue' ? finished.recovery?.rescuableLamports : finished.recovery?.reclaimableLamports;
+  out.heading(
+    recovery === 'rescue'
+      ? '6. Rescue: the source signs the rescue bundle and gets everything back'
+      : '6. Rent reclaim: the source signs the reclaim bundle and gets the route’s rent back',
+  );
+  out.field(
+    'announced',
+    `${sol(BigInt(announced ?? 0))} (and ${recovery === 'rescue' ? `the ${units(amountRaw)}` : 'no tokens'})`,
+  );
+  const onRecoveryProgress = (event: RecoveryProgress) => {
+    switch (event.kind) {
+      case 'prepared':
+        if (event.resumed) out.note('prepared again: a fresh bundle for what is left');
+        return;
+      case 'confirmed':
+        out.field(
+          `${recovery} ${event.index + 1}/${event.count}`,
+          `${event.signature.slice(0, 20)}... confirmed`,
+        );
+        return;
+      case 'stale':
+        out.note(
+          event.reason === 'blockhash_expired'
+            ? 'the blockhash expired before the transaction landed'
+            : 'the route changed since the bundle was prepared',
+        );
+        return;
+      case 'reported':
+        return;
+    }
+  };
+  const recoveryOptions = {
+    transferId: created.id,
+    signer: source,
+    rpc,
+    rpcSubscriptions,
+    onProgress: onRecoveryProgress,
+  };
+  const { transfer: recovered } =
+    recovery === 'rescue'
+      ? await rescue(client, recoveryOptions)
+      : await reclaimRent(client, recoveryOptions);
+  out.field('transfer', `${recovered.status} (phase ${recovered.phase})`);
+
+  // The balances.
+  const after = await balances();
+  out.heading('Balances');
   const change = (delta: bigint, show: (raw: bigint) => string) =>
     `${delta < 0n ? '-' : '+'}${show(delta < 0n ? -delta : delta)}`;
   out.table(
@@ -485,7 +578,7 @@ async function run(argv: string[]): Promise<number> {
     ],
   );
   if (!feeWallet) out.note('the platform fee accounts are shown with the admin token (--admin-token)');
-  return finished.status === 'completed' ? 0 : 1;
+  return recovered.status === (opts.fail ? 'refunded' : 'completed') ? 0 : 1;
 }
 
 run(process.argv.slice(2)).then(

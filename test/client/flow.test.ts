@@ -8,18 +8,16 @@ import {
   createWebhookReceiver,
   isTransferRouterError,
   signAndBroadcastBundle,
-  type TransferQuote,
   type TransferRouterClient,
   TransferRouterError,
   TransferWaitError,
   waitForTransfer,
 } from '../../clients/typescript/src/index.ts';
-import { rawToTokens } from '../../src/domain/amounts.ts';
 import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { silentLog, workerFor } from '../webhooks/helpers.ts';
-import { clientFor, fundedWallet, holding, kitRpc, listen, runHops } from './helpers.ts';
+import { clientFor, holding, kitRpc, listen, quoteWithClient, runHops } from './helpers.ts';
 
 const ARRIVAL_SECONDS = 60;
 
@@ -44,30 +42,11 @@ describe('the TypeScript client, as an integrator uses it against the service', 
   });
   after(() => t.close());
 
-  /** A funded source, a fresh recipient, the estimate and the created transfer. */
-  async function quote(mint: Address, hops = 3) {
-    const native = mint === SOL_MINT;
-    const amountRaw = native ? 2_000_000_000n : 250_000_000n;
-    const source = await fundedWallet(t, mint, amountRaw);
-    const recipient = (await generateKeyPairSigner()).address;
-    const terms = {
-      tokenMint: mint,
-      amountRaw: String(amountRaw),
-      hops,
-      ...(native ? {} : { tokenPriceUsd: 1 }),
-    };
-    const estimate = await client.estimateTransfer(terms);
-    const created: TransferQuote = await client.createTransfer({
-      ...terms,
-      amountTokens: rawToTokens(amountRaw, estimate.tokens.decimals),
-      sourceOwner: source.address,
-      recipientWallet: recipient,
-      arrivalSeconds: ARRIVAL_SECONDS,
-    });
-    return { id: created.id, created, estimate, source, recipient, mint, hops };
-  }
+  const quote = (mint: Address, hops = 3) =>
+    quoteWithClient(t, client, { mint, hops, arrivalSeconds: ARRIVAL_SECONDS });
 
   const chainNow = async () => (await t.chain.chain.getClock()).unixTimestamp;
+
   /** Moves the chain past a bundle's last valid block height: its blockhash has expired. */
   const expire = (bundle: { lastValidBlockHeight: number }) =>
     t.chain.cheats.timeTravel({ absoluteSlot: bundle.lastValidBlockHeight + 1 });

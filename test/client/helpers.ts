@@ -10,6 +10,7 @@ import {
   type TransferRouterClient,
   type TransferRouterClientOptions,
 } from '../../clients/typescript/src/index.ts';
+import { rawToTokens } from '../../src/domain/amounts.ts';
 import type { Caller, TestApp } from '../helpers/app.ts';
 import { SOL_MINT } from '../helpers/app.ts';
 import { tokenBalance } from '../helpers/route.ts';
@@ -42,6 +43,36 @@ export async function fundedWallet(t: TestApp, mint: Address, tokens: bigint): P
   await t.chain.cheats.airdrop(wallet.address, 50_000_000_000n);
   if (mint !== SOL_MINT) await t.chain.cheats.setTokenAccount(wallet.address, mint, { amount: tokens });
   return wallet;
+}
+
+/**
+ * A source funded with SOL and the amount (2 SOL, or 250 tokens of an SPL mint at $1), a fresh
+ * recipient, the estimate and the transfer created with the client.
+ */
+export async function quoteWithClient(
+  t: TestApp,
+  client: TransferRouterClient,
+  route: { mint: Address; hops: number; arrivalSeconds: number },
+) {
+  const native = route.mint === SOL_MINT;
+  const amountRaw = native ? 2_000_000_000n : 250_000_000n;
+  const source = await fundedWallet(t, route.mint, amountRaw);
+  const recipient = (await generateKeyPairSigner()).address;
+  const terms = {
+    tokenMint: route.mint,
+    amountRaw: String(amountRaw),
+    hops: route.hops,
+    ...(native ? {} : { tokenPriceUsd: 1 }),
+  };
+  const estimate = await client.estimateTransfer(terms);
+  const created = await client.createTransfer({
+    ...terms,
+    amountTokens: rawToTokens(amountRaw, estimate.tokens.decimals),
+    sourceOwner: source.address,
+    recipientWallet: recipient,
+    arrivalSeconds: route.arrivalSeconds,
+  });
+  return { id: created.id, created, estimate, source, recipient, mint: route.mint, hops: route.hops };
 }
 
 /** What an owner holds of `mint`: tokens in its associated account, or lamports for native SOL. */

@@ -13,7 +13,8 @@ import { type ServiceProcess, startServiceProcess } from '../helpers/process.ts'
 
 // A newcomer's first minutes: `npm start` on a fresh data directory, then `npm run demo` beside
 // it (piped, as a script or CI runs it). The demo moves the local chain's clock to each hop's due
-// time (--time-travel) instead of waiting the minute the shortest arrival takes.
+// time (--time-travel) instead of waiting the minute the shortest arrival takes. A completed
+// transfer's rent is reclaimed; with --fail the route fails before its last hop and is rescued.
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SOL_MINT = 'So11111111111111111111111111111111111111112' as Address;
@@ -95,7 +96,9 @@ for (const native of [false, true]) {
 
     const transfer = await createTransferRouterClient({ baseUrl: service.url, apiKey: key }).getTransfer(id);
     assert.equal(transfer.status, 'completed');
-    assert.equal(transfer.phase, 'settled');
+    assert.equal(transfer.phase, 'reclaimed', 'the demo reclaims the rent after completion');
+    assert.equal(transfer.recovery?.canReclaimRent, false);
+    assert.match(demo.stdout, /^ {2}transfer +completed \(phase reclaimed\)$/m);
     assert.deepEqual(transfer.progress, { hopsCompleted: 3, hopsTotal: 3 });
     assert.equal(transfer.sourceOwner, source);
     assert.equal(transfer.recipientWallet, recipient);
@@ -113,3 +116,41 @@ for (const native of [false, true]) {
     assert.equal((await lamportsOf(platformWallet)) - flatFeesBefore, BigInt(transfer.totalFlatFeeLamports!));
   });
 }
+
+test('`npm run demo -- --fail`: the recipient closes its token account before the last hop; the route fails and the source gets everything back', async () => {
+  const platformWallet = await feeWallet();
+  const flatFeesBefore = await lamportsOf(platformWallet);
+  const demo = await runDemo(['--time-travel', '--fail']);
+  assert.equal(demo.code, 0, `${demo.stderr}\n${demo.stdout}`);
+  assert.match(demo.stdout, /^5\. Transfer \d+: failed \(phase failed\)$/m);
+  assert.match(demo.stdout, /hop 2 of 3 done/);
+  assert.doesNotMatch(demo.stdout, /hop 3 of 3 done/);
+  assert.match(demo.stdout, /^ {2}transfer +refunded \(phase rescued\)$/m);
+
+  const key = printed(demo.stdout, 'key');
+  const source = printed(demo.stdout, 'source') as Address;
+  const mint = printed(demo.stdout, 'token') as Address;
+  const recipient = printed(demo.stdout, 'recipient') as Address;
+  const id = Number(printed(demo.stdout, 'transfer'));
+  const transfer = await createTransferRouterClient({ baseUrl: service.url, apiKey: key }).getTransfer(id);
+  assert.equal(transfer.status, 'refunded');
+  assert.equal(transfer.phase, 'rescued');
+  assert.equal(transfer.lastError?.code, 'MH_031');
+  assert.deepEqual(transfer.progress, { hopsCompleted: 2, hopsTotal: 3 });
+  const amountRaw = BigInt(transfer.amountRaw);
+  assert.equal(await tokensOf(source, mint), 40n * amountRaw, 'every token back with the source');
+  const [recipientTokens] = await findAssociatedTokenPda({
+    owner: recipient,
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+  assert.equal((await rpc.getAccountInfo(recipientTokens).send()).value, null, 'closed by the recipient');
+  assert.equal(await lamportsOf(platformWallet), flatFeesBefore, 'no flat fee kept: the rescue returns it');
+  assert.equal(await tokensOf(platformWallet, mint), 0n, 'no percentage fee taken');
+});
+
+test('`npm run demo -- --fail --sol` is refused with the reason', async () => {
+  const demo = await runDemo(['--fail', '--sol']);
+  assert.equal(demo.code, 2);
+  assert.match(demo.stderr, /--fail needs a token route/);
+});

@@ -105,7 +105,10 @@ export async function runHops(t: TestApp, id: number, count: number): Promise<vo
  * Makes the route's last hop fail for good and lets the keeper find out: the recipient's token
  * account is frozen (the route may not deliver into it), the keeper marks the route failed.
  */
-export async function failLastHop(t: TestApp, route: QuotedRoute): Promise<void> {
+export async function failLastHop(
+  t: TestApp,
+  route: Pick<QuotedRoute, 'id' | 'recipient' | 'mint'>,
+): Promise<void> {
   const row = await routeRow(t, route.id);
   await runHops(t, route.id, row.hops - 1);
   await t.chain.cheats.setTokenAccount(route.recipient, route.mint, { state: 'frozen' });

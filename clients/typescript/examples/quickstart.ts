@@ -8,7 +8,12 @@ import {
   generateKeyPairSigner,
   lamports,
 } from '@solana/kit';
-import { createTransferRouterClient, signAndBroadcastBundle, waitForTransfer } from '../src/index.ts';
+import {
+  createTransferRouterClient,
+  reclaimRent,
+  signAndBroadcastBundle,
+  waitForTransfer,
+} from '../src/index.ts';
 
 const rpcUrl = process.env.SOLANA_RPC_URL ?? 'http://127.0.0.1:8899';
 const rpc = createSolanaRpc(rpcUrl);
@@ -59,3 +64,8 @@ const done = await waitForTransfer(client, quote.id, {
   onUpdate: (update) => console.log(`hop ${update.progress.hopsCompleted} of ${update.progress.hopsTotal}`),
 });
 console.log(`completed at ${done.completedAt}`);
+
+// 4. The route's accounts still hold their rent, and the keeper what it did not spend: the wallet
+// signs the reclaim bundle and gets it back (the estimate's refundableLamports).
+const reclaimed = await reclaimRent(client, { transferId: quote.id, signer: wallet, rpc, rpcSubscriptions });
+console.log(`transfer ${reclaimed.transfer.id} is ${reclaimed.transfer.phase}`);

@@ -45,20 +45,70 @@ export type BroadcastProgress =
   /** Every signature is reported (the final confirm-broadcast call). */
   | { kind: 'reported'; transfer: Transfer };
 
-export interface SignAndBroadcastOptions {
-  transferId: number;
-  /** The transfer's `sourceOwner`: the only signature each transaction lacks. */
-  signer: TransactionPartialSigner;
+/** The RPC a wallet needs to send a bundle's transactions and wait for their confirmation. */
+export interface BroadcastRpc {
   rpc: Rpc<GetEpochInfoApi & GetSignatureStatusesApi & SendTransactionApi>;
   rpcSubscriptions: RpcSubscriptions<SignatureNotificationsApi & SlotNotificationsApi>;
-  /** A bundle prepared earlier (e.g. by your backend); without it, prepare is called first. */
-  bundle?: PreparedTransactionBundle;
+}
+
+/** What signing and sending a bundle's transactions takes, whatever the bundle. */
+export interface BundleSenderOptions extends BroadcastRpc {
+  /** The transfer's `sourceOwner`: the only signature each transaction lacks. */
+  signer: TransactionPartialSigner;
   /** Commitment each transaction is confirmed at before the next is sent (default `confirmed`). */
   commitment?: Commitment;
+  signal?: AbortSignal;
+}
+
+/** The blockhash a bundle's transactions carry and the last block height they can land at. */
+export interface BundleLifetime {
+  recentBlockhash: string;
+  lastValidBlockHeight: number;
+}
+
+/**
+ * Signs one transaction of a bundle as it is with the source's signer (the service's own
+ * signatures stay), sends it and waits for its confirmation; answers its signature.
+ */
+export function createBundleSender(options: BundleSenderOptions) {
+  const { signer } = options;
+  const sendAndConfirm = sendAndConfirmTransactionFactory({
+    rpc: options.rpc,
+    rpcSubscriptions: options.rpcSubscriptions,
+  } as Parameters<typeof sendAndConfirmTransactionFactory>[0]);
+  return async (bundle: BundleLifetime, base64: string): Promise<Signature> => {
+    const transaction = {
+      ...getTransactionDecoder().decode(getBase64Encoder().encode(base64)),
+      // The wire format does not say when the blockhash expires; the bundle does.
+      lifetimeConstraint: {
+        blockhash: blockhash(bundle.recentBlockhash),
+        lastValidBlockHeight: BigInt(bundle.lastValidBlockHeight),
+      },
+    };
+    if (!(signer.address in transaction.signatures)) {
+      throw new Error(
+        `the bundle is not for signer ${signer.address}: its transactions need ${Object.keys(transaction.signatures).join(', ')}`,
+      );
+    }
+    assertIsTransactionWithinSizeLimit(transaction);
+    const [signatures] = await signer.signTransactions([transaction], { abortSignal: options.signal });
+    const signed = { ...transaction, signatures: { ...transaction.signatures, ...signatures } };
+    assertIsSendableTransaction(signed);
+    await sendAndConfirm(signed, {
+      commitment: options.commitment ?? 'confirmed',
+      ...(options.signal ? { abortSignal: options.signal } : {}),
+    });
+    return getSignatureFromTransaction(signed);
+  };
+}
+
+export interface SignAndBroadcastOptions extends BundleSenderOptions {
+  transferId: number;
+  /** A bundle prepared earlier (e.g. by your backend); without it, prepare is called first. */
+  bundle?: PreparedTransactionBundle;
   /** How many bundles to try before giving up, the first one included (default 5). */
   maxBundles?: number;
   onProgress?: (progress: BroadcastProgress) => void | Promise<void>;
-  signal?: AbortSignal;
 }
 
 /** The answer of {@link signAndBroadcastBundle}. */
@@ -111,12 +161,9 @@ export async function signAndBroadcastBundle(
   client: Pick<TransferRouterClient, 'prepareTransfer' | 'confirmBroadcast'>,
   options: SignAndBroadcastOptions,
 ): Promise<BroadcastResult> {
-  const { transferId, signer } = options;
+  const { transferId } = options;
   const call: CallOptions = options.signal ? { signal: options.signal } : {};
-  const sendAndConfirm = sendAndConfirmTransactionFactory({
-    rpc: options.rpc,
-    rpcSubscriptions: options.rpcSubscriptions,
-  } as Parameters<typeof sendAndConfirmTransactionFactory>[0]);
+  const signSendConfirm = createBundleSender(options);
   const maxBundles = options.maxBundles ?? 5;
   const progress = async (event: BroadcastProgress) => options.onProgress?.(event);
   const reported: Required<ConfirmBroadcastRequest> = {
@@ -125,32 +172,6 @@ export async function signAndBroadcastBundle(
     orchestratorInitSignature: '',
     sessionInitSignatures: [],
   };
-
-  /** Signs one transaction of `bundle` as it is, sends it, waits for its confirmation. */
-  async function signSendConfirm(bundle: PreparedTransactionBundle, base64: string): Promise<Signature> {
-    const transaction = {
-      ...getTransactionDecoder().decode(getBase64Encoder().encode(base64)),
-      // The wire format does not say when the blockhash expires; the bundle does.
-      lifetimeConstraint: {
-        blockhash: blockhash(bundle.recentBlockhash),
-        lastValidBlockHeight: BigInt(bundle.lastValidBlockHeight),
-      },
-    };
-    if (!(signer.address in transaction.signatures)) {
-      throw new Error(
-        `the bundle is not for signer ${signer.address}: its transactions need ${Object.keys(transaction.signatures).join(', ')}`,
-      );
-    }
-    assertIsTransactionWithinSizeLimit(transaction);
-    const [signatures] = await signer.signTransactions([transaction], { abortSignal: options.signal });
-    const signed = { ...transaction, signatures: { ...transaction.signatures, ...signatures } };
-    assertIsSendableTransaction(signed);
-    await sendAndConfirm(signed, {
-      commitment: options.commitment ?? 'confirmed',
-      ...(options.signal ? { abortSignal: options.signal } : {}),
-    });
-    return getSignatureFromTransaction(signed);
-  }
 
   /** Broadcasts one bundle's groups in order, recording what lands. */
   async function broadcast(bundle: PreparedTransactionBundle) {

@@ -1,7 +1,10 @@
 export {
   type BroadcastProgress,
   type BroadcastResult,
+  type BroadcastRpc,
   type BundleGroup,
+  type BundleLifetime,
+  type BundleSenderOptions,
   isBlockhashExpired,
   type SignAndBroadcastOptions,
   signAndBroadcastBundle,
@@ -37,6 +40,14 @@ export {
   type WebhookEndpoint,
 } from './client.ts';
 export type { components, operations, paths } from './openapi.ts';
+export {
+  type RecoveryKind,
+  type RecoveryOptions,
+  type RecoveryProgress,
+  type RecoveryResult,
+  reclaimRent,
+  rescue,
+} from './recovery.ts';
 export { TransferWaitError, type WaitForTransferOptions, waitForTransfer } from './wait.ts';
 export {
   createWebhookReceiver,
