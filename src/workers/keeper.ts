@@ -3,6 +3,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { advanceRoute, type KeeperDeps, type KeeperEvent } from '../route/keeper.ts';
 import { KEEPER_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
+import type { ClaimedRoute } from '../store/keeper-work.ts';
 import { keepListening } from '../store/notifications.ts';
 
 /** Prometheus metrics of the keeper: hops landed, retried and failed, lateness, keepers short of lamports. */
@@ -45,9 +46,10 @@ export function keeperMetrics(registry: Registry) {
 
 /**
  * The keeper network's worker: claims routes whose next step is due on the chain's clock (several
- * workers share them, each claim a lease that a dead worker's lapses), advances each
- * (src/route/keeper.ts), and sleeps until the next step falls due or a route is taken over
- * (NOTIFY), never polling faster than it must.
+ * workers share them, each claim a lease that a dead worker's lapses), advances up to
+ * `concurrency` of them at a time (src/route/keeper.ts), claiming more as each is done, and sleeps
+ * until the next step falls due or a route is taken over (NOTIFY), never polling faster than it
+ * must.
  */
 export function createKeeperWorker(
   deps: Omit<KeeperDeps, 'observe'> & {
@@ -96,45 +98,52 @@ export function createKeeperWorker(
   let running: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
-  /** Advances every route due now, a batch at a time; answers how many it advanced. */
+  /** Advances a claimed route; a failure gives it back to be retried after a backoff. */
+  async function advance(route: ClaimedRoute): Promise<void> {
+    try {
+      await advanceRoute(keeper, route);
+    } catch (error) {
+      deps.log.warn(
+        { err: error, transferId: route.transfer.id },
+        'advancing a route failed; retrying later',
+      );
+      observe({
+        kind: 'hop_retried',
+        transferId: route.transfer.id,
+        step: route.transfer.hopsCompleted,
+        reason: String(error),
+      });
+      await deps.keeper
+        .release(route.transfer.id, route.claim, {
+          retryAt: new Date(deps.clock.now().getTime() + Math.min(300_000, 2_000 * 2 ** route.hopAttempts)),
+          attempts: route.hopAttempts + 1,
+        })
+        .catch(() => {});
+    }
+  }
+
+  /**
+   * Advances the routes due now, `concurrency` at a time, claiming more as each is done until a
+   * claim finds fewer than it asked for; answers how many it advanced.
+   */
   async function runOnce(): Promise<number> {
     let total = 0;
+    let more = true;
+    const inFlight = new Set<Promise<void>>();
     for (;;) {
-      const chainNow = (await deps.chain.getClock()).unixTimestamp;
-      const claimed = await deps.keeper.claimDue({
-        chainNow,
-        now: deps.clock.now(),
-        leaseMs,
-        limit: concurrency,
-      });
-      await Promise.all(
-        claimed.map(async (route) => {
-          try {
-            await advanceRoute(keeper, route);
-          } catch (error) {
-            deps.log.warn(
-              { err: error, transferId: route.transfer.id },
-              'advancing a route failed; retrying later',
-            );
-            observe({
-              kind: 'hop_retried',
-              transferId: route.transfer.id,
-              step: route.transfer.hopsCompleted,
-              reason: String(error),
-            });
-            await deps.keeper
-              .release(route.transfer.id, route.claim, {
-                retryAt: new Date(
-                  deps.clock.now().getTime() + Math.min(300_000, 2_000 * 2 ** route.hopAttempts),
-                ),
-                attempts: route.hopAttempts + 1,
-              })
-              .catch(() => {});
-          }
-        }),
-      );
-      total += claimed.length;
-      if (claimed.length < concurrency) return total;
+      const free = concurrency - inFlight.size;
+      if (more && free > 0) {
+        const chainNow = (await deps.chain.getClock()).unixTimestamp;
+        const claimed = await deps.keeper.claimDue({ chainNow, now: deps.clock.now(), leaseMs, limit: free });
+        more = claimed.length === free;
+        total += claimed.length;
+        for (const route of claimed) {
+          const advancing: Promise<void> = advance(route).finally(() => inFlight.delete(advancing));
+          inFlight.add(advancing);
+        }
+      }
+      if (inFlight.size === 0) return total;
+      await Promise.race(inFlight);
     }
   }
 

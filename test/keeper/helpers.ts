@@ -32,7 +32,12 @@ import { deployRoute, type QuotedRoute, quoteRoute, tokenBalance } from '../help
  */
 export function keeperWorker(
   t: TestApp,
-  options: { chain?: Chain; screening?: ScreeningProvider; store?: KeeperWorkStore } = {},
+  options: {
+    chain?: Chain;
+    screening?: ScreeningProvider;
+    store?: KeeperWorkStore;
+    concurrency?: number;
+  } = {},
 ) {
   const logs: { msg: string; [key: string]: unknown }[] = [];
   const metrics = new Registry();
@@ -55,6 +60,7 @@ export function keeperWorker(
     }),
     clock: t.clock,
     pollMs: 5,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     metrics,
     log: pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) }),
   });

@@ -11,7 +11,17 @@ import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { deployRoute, quoteRoute } from '../helpers/route.ts';
 import { UNLIMITED } from '../route/helpers.ts';
-import { chainNow, keeperWorker, lamports, routeOnChain, transferOf, travelTo } from './helpers.ts';
+import {
+  allCompleted,
+  chainNow,
+  deployDueRoutes,
+  keeperWorker,
+  lamports,
+  routeOnChain,
+  transferOf,
+  travelTo,
+} from './helpers.ts';
+import { waitUntil } from './worker-process.ts';
 
 const HOPS = 3;
 const ARRIVAL = 600;
@@ -180,6 +190,35 @@ describe('hops that do not land the first time', () => {
     await expectFirstHopOnce(route.id, signature);
     await travelTo(t, route.t0 + 2n * INTERVAL);
     assert.equal(await other.runOnce(), 1, 'hop 2 runs on time');
+  });
+
+  test('a hop slow to land holds back no other route: the worker keeps its other slots busy meanwhile', async () => {
+    const routes = await deployDueRoutes(t, caller, [usdc, usdc, usdc, usdc]);
+    const sent: Signature[] = [];
+    const landed = signal<void>();
+    let slow: Signature | undefined;
+    const chain: Chain = {
+      ...t.chain.chain,
+      async sendTransaction(wire, options) {
+        const signature = await t.chain.chain.sendTransaction(wire, options);
+        slow ??= signature;
+        sent.push(signature);
+        return signature;
+      },
+      // The first hop lands, but its status takes until the test says so to come back.
+      async getSignatureStatuses(signatures, options) {
+        if (signatures.includes(slow!)) await landed.promise;
+        return t.chain.chain.getSignatureStatuses(signatures, options);
+      },
+    };
+    // Two routes at a time: while one waits for its slow hop, the other slot carries the rest.
+    const keeper = keeperWorker(t, { chain, concurrency: 2 });
+    const round = keeper.runOnce();
+    await waitUntil(async () => sent.length >= 6, 'the other routes’ hops were sent', 10_000);
+    landed.resolve();
+    await round;
+    while (!(await allCompleted(t, routes))) assert.ok((await keeper.runOnce()) > 0, 'work is left');
+    assert.equal(new Set(sent).size, 12, 'every hop sent once');
   });
 
   test('a keeper that cannot pay its fee: retried with backoff, reported low, and the hop runs once it is funded', async () => {
