@@ -265,7 +265,6 @@ export async function startService(
             listen: db,
             chain: chain.chain,
             keeper: store.keeper,
-            routes: store.routes,
             programAddress: platform.programAddress,
             screen: createRouteScreening({
               provider: screeningProvider(config),

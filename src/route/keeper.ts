@@ -44,7 +44,6 @@ import type { Clock } from '../domain/clock.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, KeeperWorkStore, StoredHopTransaction } from '../store/keeper-work.ts';
-import type { RouteDeploymentStore } from '../store/route-deployments.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
 /** What screening a route before its first hop decided (see src/route/screening.ts). */
@@ -59,7 +58,6 @@ export interface KeeperDeps {
     SignatureStatusReader &
     TransactionSender;
   keeper: KeeperWorkStore;
-  routes: Pick<RouteDeploymentStore, 'keeperPrivateKey'>;
   programAddress: Address;
   /** Screens a route that awaits its verdict, and records the verdict on chain. */
   screen(transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome>;
@@ -217,11 +215,8 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const transfer = claimed.transfer as Transfer & { route: RouteRecord };
   const id = transfer.id;
   const release = (input: Parameters<KeeperWorkStore['release']>[2]) => deps.keeper.release(id, claim, input);
-  // The keeper's key is read beside the chain: every round but a screening needs it.
-  const [{ route, keeperLamports, chainNow }, keeperKey] = await Promise.all([
-    readHopState(deps, transfer),
-    deps.routes.keeperPrivateKey(id),
-  ]);
+  const readAt = deps.clock.now();
+  const { route, keeperLamports, chainNow } = await readHopState(deps, transfer);
   if (!route)
     return release({ retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)) });
   const schedule = transfer.route.schedule!;
@@ -267,16 +262,18 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   }
 
   const step = transfer.hopsCompleted;
-  const keeper = await createKeyPairSignerFromPrivateKeyBytes(keeperKey!);
+  const keeper = await createKeyPairSignerFromPrivateKeyBytes(claimed.keeperPrivateKey);
   const record = async (signature: string, recovered: boolean) => {
     const last = step === transfer.hops - 1;
-    const [clock, snapshot] = await Promise.all([
-      deps.chain.getClock(),
-      last ? readRoute(deps.chain, deps.programAddress, transfer) : null,
-    ]);
-    const chainNow = clock.unixTimestamp;
-    const settled = snapshot && recoveryOf(snapshot, chainNow);
+    // Settling reads the whole route and the clock again; otherwise the chain's time of landing is
+    // that of this round's read and the time since.
+    const [clock, snapshot] = last
+      ? await Promise.all([deps.chain.getClock(), readRoute(deps.chain, deps.programAddress, transfer)])
+      : [null, null];
     const now = deps.clock.now();
+    const landedAt =
+      clock?.unixTimestamp ?? chainNow + BigInt(Math.floor((now.getTime() - readAt.getTime()) / 1000));
+    const settled = snapshot && recoveryOf(snapshot, landedAt);
     await deps.db.transaction((tx) =>
       deps.keeper.recordHop(tx, id, {
         step,
@@ -291,7 +288,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
       transferId: id,
       step,
       signature,
-      lateSeconds: Number(chainNow - dueAt(step)),
+      lateSeconds: Number(landedAt - dueAt(step)),
       recovered,
       settled: last,
     });

@@ -21,7 +21,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     retention: createRetentionStore(db),
     transfers: createTransferStore(db),
     routes: createRouteDeploymentStore(db, options.secrets),
-    keeper: createKeeperWorkStore(db),
+    keeper: createKeeperWorkStore(db, options.secrets),
     recovery: createRecoveryStore(db),
     rewards: createRewardStore(db),
     webhooks: createWebhookStore(db, options.secrets),

@@ -2,6 +2,8 @@ import type { Recovery, Transfer, TransferPhase } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import { accrueRewards } from './rewards.ts';
+import { openKeeperKey } from './route-deployments.ts';
+import type { SecretBox } from './secret-box.ts';
 import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
 
 /** A hop transaction signed by the keeper, stored before it is sent. */
@@ -12,15 +14,20 @@ export interface StoredHopTransaction {
   validUntil: bigint;
 }
 
-/** A route the keeper claimed: its transfer, the claim's token, and the next hop's transaction if one was signed. */
+/**
+ * A route the keeper claimed: its transfer, its keeper's private key, the claim's token, and the
+ * next hop's transaction if one was signed.
+ */
 export interface ClaimedRoute {
   transfer: Transfer;
+  keeperPrivateKey: Uint8Array;
   claim: string;
   hopTransaction: StoredHopTransaction | null;
   hopAttempts: number;
 }
 
 type ClaimRow = TransferRow & {
+  keeper_secret: string;
   keeper_claim: string;
   hop_tx: string | null;
   hop_tx_signature: string | null;
@@ -35,7 +42,7 @@ type ClaimRow = TransferRow & {
  * routes back when it lapses, and every write of a worker names its claim, so one whose claim was
  * taken over changes nothing.
  */
-export function createKeeperWorkStore(db: Db) {
+export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
   /** Moves a route the keeper gave up on to `phase` with its error and recovery figures, and its events. */
   async function fail(
     tx: Sql,
@@ -97,6 +104,7 @@ export function createKeeperWorkStore(db: Db) {
       );
       return rows.map((row) => ({
         transfer: toTransfer(row),
+        keeperPrivateKey: openKeeperKey(secrets, row.keeper_secret),
         claim: row.keeper_claim,
         hopAttempts: row.hop_attempts,
         hopTransaction:

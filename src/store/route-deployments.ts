@@ -7,6 +7,11 @@ import { appendTransferEvents } from './events.ts';
 import type { SecretBox } from './secret-box.ts';
 import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
 
+/** A keeper's private key from its sealed column. */
+export function openKeeperKey(secrets: SecretBox, sealed: string): Uint8Array {
+  return new Uint8Array(Buffer.from(secrets.open(sealed), 'base64'));
+}
+
 /** What the first prepare fixes for a transfer's route. */
 export interface RouteAssignment {
   routeAddress: Address;
@@ -74,7 +79,7 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
         [transferId],
       );
       const sealed = rows[0]?.keeper_secret;
-      return sealed ? new Uint8Array(Buffer.from(secrets.open(sealed), 'base64')) : null;
+      return sealed ? openKeeperKey(secrets, sealed) : null;
     },
 
     /**

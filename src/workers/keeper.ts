@@ -47,7 +47,7 @@ export function keeperMetrics(registry: Registry) {
 /**
  * The keeper network's worker: claims routes whose next step is due on the chain's clock (several
  * workers share them, each claim a lease that a dead worker's lapses), advances up to
- * `concurrency` of them at a time (src/route/keeper.ts), claiming more as each is done, and sleeps
+ * `concurrency` of them at a time (src/route/keeper.ts), claiming more as slots free up, and sleeps
  * until the next step falls due or a route is taken over (NOTIFY), never polling faster than it
  * must.
  */
@@ -123,8 +123,8 @@ export function createKeeperWorker(
   }
 
   /**
-   * Advances the routes due now, `concurrency` at a time, claiming more as each is done until a
-   * claim finds fewer than it asked for; answers how many it advanced.
+   * Advances the routes due now, `concurrency` at a time, claiming more once half the slots are
+   * free, until a claim finds fewer than it asked for; answers how many it advanced.
    */
   async function runOnce(): Promise<number> {
     let total = 0;
@@ -132,7 +132,8 @@ export function createKeeperWorker(
     const inFlight = new Set<Promise<void>>();
     for (;;) {
       const free = concurrency - inFlight.size;
-      if (more && free > 0) {
+      // Claims come in batches (half the slots at least): one claim per route costs as much again.
+      if (more && free >= Math.ceil(concurrency / 2)) {
         const chainNow = (await deps.chain.getClock()).unixTimestamp;
         const claimed = await deps.keeper.claimDue({ chainNow, now: deps.clock.now(), leaseMs, limit: free });
         more = claimed.length === free;

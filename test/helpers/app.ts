@@ -212,7 +212,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       listen: db,
       chain: chain.chain,
       keeper: store.keeper,
-      routes: store.routes,
       programAddress: platform.programAddress,
       screen: createRouteScreening({
         provider: options.platform?.screening ?? createListScreening([]),

@@ -48,7 +48,6 @@ export function keeperWorker(
     listen: t.database.db,
     chain,
     keeper: store,
-    routes: t.store.routes,
     programAddress: t.platform.programAddress,
     screen: createRouteScreening({
       provider: options.screening ?? createListScreening([]),

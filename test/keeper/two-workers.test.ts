@@ -61,7 +61,6 @@ describe('two keeper workers on one database', () => {
           return routes;
         },
       },
-      routes: store.routes,
       programAddress: t.platform.programAddress,
       screen: async () => {
         throw new Error('these routes are not screened');
