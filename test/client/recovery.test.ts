@@ -43,11 +43,15 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
     return deployedAt;
   }
 
-  /** What a recovery gave the source in lamports: its balance's change with the network fees it paid added back. */
-  async function lamportsReceived(source: Address, recover: () => Promise<unknown>) {
+  /**
+   * Runs a recovery; answers its result and what it gave the source in lamports: the balance's
+   * change with the network fees the source paid added back.
+   */
+  async function measured<T>(source: Address, recover: () => Promise<T>) {
     const [balance, fees] = [await lamports(t, source), await feesPaidBy(t, source)];
-    await recover();
-    return (await lamports(t, source)) - balance + ((await feesPaidBy(t, source)) - fees);
+    const result = await recover();
+    const received = (await lamports(t, source)) - balance + ((await feesPaidBy(t, source)) - fees);
+    return { ...result, received };
   }
 
   test('rescue: a route whose last hop can never land comes back to the source, through a blockhash that expired; a second run finds it done', async () => {
@@ -60,9 +64,8 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
     const tokensBefore = await holding(t, route.source.address, usdc);
 
     const progress: RecoveryProgress[] = [];
-    let result: Awaited<ReturnType<typeof rescue>> | undefined;
-    const received = await lamportsReceived(route.source.address, async () => {
-      result = await rescue(client, {
+    const { transfer, signatures, received } = await measured(route.source.address, () =>
+      rescue(client, {
         transferId: route.id,
         signer: route.source,
         ...kitRpc(t),
@@ -71,9 +74,8 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
           // The wallet's user waits too long before approving the first bundle.
           if (event.kind === 'prepared' && !event.resumed) await expire(event.lifetime);
         },
-      });
-    });
-    const { transfer, signatures } = result!;
+      }),
+    );
     assert.equal(transfer.phase, 'rescued');
     assert.equal(transfer.status, 'refunded');
     assert.equal(transfer.recovery?.canRescue, false);
@@ -97,6 +99,39 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
     assert.equal(again.transfer.phase, 'rescued');
   });
 
+  test('rescue run twice at once (a user who clicks twice): the later bundle does it; the earlier finds the route gone and ends rescued', async () => {
+    const route = await quote();
+    await deploy(route);
+    await failLastHop(t, route);
+    const rescuable = BigInt((await client.getTransfer(route.id)).recovery!.rescuableLamports);
+    const progress: RecoveryProgress[] = [];
+    let second: Awaited<ReturnType<typeof rescue>> | undefined;
+    const first = await measured(route.source.address, () =>
+      rescue(client, {
+        transferId: route.id,
+        signer: route.source,
+        ...kitRpc(t),
+        onProgress: async (event) => {
+          progress.push(event);
+          // Between the first run's prepare and its broadcast, a second run rescues the route.
+          if (event.kind === 'prepared' && !event.resumed) {
+            second = await rescue(client, { transferId: route.id, signer: route.source, ...kitRpc(t) });
+          }
+        },
+      }),
+    );
+    assert.equal(second?.transfer.phase, 'rescued');
+    assert.ok(second.signatures.length >= 1);
+    assert.deepEqual(
+      progress.map((event) => (event.kind === 'stale' ? `stale:${event.reason}` : event.kind)),
+      ['prepared', 'stale:chain_changed', 'reported'],
+    );
+    assert.deepEqual(first.signatures, [], 'nothing of the first bundle landed');
+    assert.equal(first.transfer.phase, 'rescued');
+    assert.equal(first.transfer.status, 'refunded');
+    assert.equal(first.received, rescuable, 'the source got everything once');
+  });
+
   test('reclaimRent: a completed route gives back its rent and the keeper’s leftover; a second run finds nothing left', async () => {
     const route = await quote();
     const deployedAt = await deploy(route);
@@ -106,16 +141,14 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
     assert.equal(settled.recovery?.canReclaimRent, true);
 
     const progress: RecoveryProgress[] = [];
-    let result: Awaited<ReturnType<typeof reclaimRent>> | undefined;
-    const received = await lamportsReceived(route.source.address, async () => {
-      result = await reclaimRent(client, {
+    const { transfer, signatures, received } = await measured(route.source.address, () =>
+      reclaimRent(client, {
         transferId: route.id,
         signer: route.source,
         ...kitRpc(t),
         onProgress: (event) => void progress.push(event),
-      });
-    });
-    const { transfer, signatures } = result!;
+      }),
+    );
     assert.equal(transfer.phase, 'reclaimed');
     assert.ok(signatures.length >= 1);
     assert.equal(transfer.status, 'completed');

@@ -37,7 +37,7 @@ export type RecoveryProgress =
    * since, e.g. a keeper's hop): what landed is reported, and a fresh bundle covers the rest.
    */
   | { kind: 'stale'; index: number; reason: 'blockhash_expired' | 'chain_changed'; error: unknown }
-  /** The signatures that landed are reported: the transfer as the service now shows it. */
+  /** What landed of the bundle is reported (when anything did): the transfer as the service now shows it. */
   | { kind: 'reported'; transfer: Transfer };
 
 export interface RecoveryOptions extends BundleSenderOptions {
