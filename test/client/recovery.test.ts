@@ -54,28 +54,46 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
     return { ...result, received };
   }
 
-  test('rescue: a route whose last hop can never land comes back to the source, through a blockhash that expired; a second run finds it done', async () => {
+  /** A deployed route whose last hop failed for good: the keeper marked it failed. */
+  async function failedRoute() {
     const route = await quote();
     await deploy(route);
     await failLastHop(t, route);
-    const failed = await client.getTransfer(route.id);
-    assert.equal(failed.status, 'failed');
-    assert.equal(failed.recovery?.canRescue, true);
-    const tokensBefore = await holding(t, route.source.address, usdc);
+    return route;
+  }
 
+  /**
+   * Rescues `route` with the client, noting its progress; `beforeFirstSend` runs once the first
+   * bundle is prepared, before any of it is sent.
+   */
+  async function rescueNoting(
+    route: Awaited<ReturnType<typeof quote>>,
+    beforeFirstSend: (lifetime: { lastValidBlockHeight: number }) => Promise<unknown>,
+  ) {
     const progress: RecoveryProgress[] = [];
-    const { transfer, signatures, received } = await measured(route.source.address, () =>
+    const result = await measured(route.source.address, () =>
       rescue(client, {
         transferId: route.id,
         signer: route.source,
         ...kitRpc(t),
         onProgress: async (event) => {
           progress.push(event);
-          // The wallet's user waits too long before approving the first bundle.
-          if (event.kind === 'prepared' && !event.resumed) await expire(event.lifetime);
+          if (event.kind === 'prepared' && !event.resumed) await beforeFirstSend(event.lifetime);
         },
       }),
     );
+    return { ...result, progress };
+  }
+
+  test('rescue: a route whose last hop can never land comes back to the source, through a blockhash that expired; a second run finds it done', async () => {
+    const route = await failedRoute();
+    const failed = await client.getTransfer(route.id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.recovery?.canRescue, true);
+    const tokensBefore = await holding(t, route.source.address, usdc);
+
+    // The wallet's user waits too long before approving the first bundle.
+    const { transfer, signatures, received, progress } = await rescueNoting(route, expire);
     assert.equal(transfer.phase, 'rescued');
     assert.equal(transfer.status, 'refunded');
     assert.equal(transfer.recovery?.canRescue, false);
@@ -100,30 +118,17 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
   });
 
   test('rescue run twice at once (a user who clicks twice): the later bundle does it; the earlier finds the route gone and ends rescued', async () => {
-    const route = await quote();
-    await deploy(route);
-    await failLastHop(t, route);
+    const route = await failedRoute();
     const rescuable = BigInt((await client.getTransfer(route.id)).recovery!.rescuableLamports);
-    const progress: RecoveryProgress[] = [];
     let second: Awaited<ReturnType<typeof rescue>> | undefined;
-    const first = await measured(route.source.address, () =>
-      rescue(client, {
-        transferId: route.id,
-        signer: route.source,
-        ...kitRpc(t),
-        onProgress: async (event) => {
-          progress.push(event);
-          // Between the first run's prepare and its broadcast, a second run rescues the route.
-          if (event.kind === 'prepared' && !event.resumed) {
-            second = await rescue(client, { transferId: route.id, signer: route.source, ...kitRpc(t) });
-          }
-        },
-      }),
-    );
+    // Between the first run's prepare and its broadcast, a second run rescues the route.
+    const first = await rescueNoting(route, async () => {
+      second = await rescue(client, { transferId: route.id, signer: route.source, ...kitRpc(t) });
+    });
     assert.equal(second?.transfer.phase, 'rescued');
     assert.ok(second.signatures.length >= 1);
     assert.deepEqual(
-      progress.map((event) => (event.kind === 'stale' ? `stale:${event.reason}` : event.kind)),
+      first.progress.map((event) => (event.kind === 'stale' ? `stale:${event.reason}` : event.kind)),
       ['prepared', 'stale:chain_changed', 'reported'],
     );
     assert.deepEqual(first.signatures, [], 'nothing of the first bundle landed');
