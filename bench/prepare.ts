@@ -123,7 +123,6 @@ try {
     body: { mode: 'test' },
   });
   const status = await call<{
-    wallets: { feeWallet: { address: Address } };
     settings: {
       screeningRequired: boolean;
       routeGraceSeconds: number;
@@ -134,7 +133,6 @@ try {
   const baseline = createPrepareBaseline(rpcUrl, {
     programAddress: ROUTER_PROGRAM_ADDRESS,
     configAddress,
-    feeWallet: status.wallets.feeWallet.address,
     screeningRequired: status.settings.screeningRequired,
     routeGraceSeconds: status.settings.routeGraceSeconds,
     priorityFeeFloor: PRIORITY_FEE_FLOOR,

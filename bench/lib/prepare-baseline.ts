@@ -57,7 +57,6 @@ const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
 export interface BaselinePlatform {
   programAddress: Address;
   configAddress: Address;
-  feeWallet: Address;
   screeningRequired: boolean;
   routeGraceSeconds: number;
   priorityFeeFloor: bigint;
@@ -101,7 +100,8 @@ export function createPrepareBaseline(rpcUrl: string, platform: BaselinePlatform
         platform.programAddress,
       ),
       ata(source.address),
-      ata(platform.feeWallet),
+      // The platform's fees settle into the config account's token account of the mint.
+      ata(platform.configAddress),
       ata(transfer.recipientWallet),
       generateKeyPairSigner(),
       Promise.all(Array.from({ length: transfer.hops - 1 }, generateKeyPairSigner)),
@@ -169,8 +169,12 @@ export function createPrepareBaseline(rpcUrl: string, platform: BaselinePlatform
       keeper: keeper.address,
       recipient: transfer.recipientWallet,
       recipientToken,
-      integratorWallet: platform.feeWallet,
+      integratorWallet: platform.configAddress,
       screeningRequired: platform.screeningRequired,
+      // The config's screening deposit (after its tag and three keys), the most the source agrees to.
+      maxDepositLamports: platform.screeningRequired
+        ? Buffer.from(sourceAccounts.value[4]!.data[0], 'base64').readBigUInt64LE(104)
+        : 0n,
     };
     const hopsInCreate = hopSigners.slice(0, MAX_HOPS_IN_CREATE_ROUTE_TX);
     const addHops = [];
@@ -229,7 +233,7 @@ export function createPrepareBaseline(rpcUrl: string, platform: BaselinePlatform
             getCreateAssociatedTokenIdempotentInstruction({
               payer: source,
               ata: feeToken,
-              owner: platform.feeWallet,
+              owner: platform.configAddress,
               mint,
             }),
             getTransferSolInstruction({

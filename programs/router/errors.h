@@ -58,5 +58,8 @@
 #define E_SCREENING_NOT_PENDING 6049        /* the route has no pending screening */
 #define E_INVALID_VERDICT 6050              /* verdict is neither verified nor flagged */
 #define E_INVALID_CONFIG 6051               /* protocol config missing or malformed */
+#define E_DEPOSIT_ABOVE_MAXIMUM 6052        /* the config's screening deposit exceeds what the source agreed to */
+#define E_NOT_PLATFORM_WALLET 6053          /* a withdrawal not signed by the config's platform wallet */
+#define E_WITHDRAWAL_TOO_LARGE 6054         /* a withdrawal would leave the config below its rent-exempt minimum */
 
 #endif

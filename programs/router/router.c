@@ -36,6 +36,8 @@ static const Pubkey NATIVE_MINT_ID = {{0x06, 0x9b, 0x88, 0x57, 0xfe, 0xab, 0x81,
 #define IX_RESCUE 9
 #define IX_RECLAIM 10
 #define IX_CLOSE_ORCHESTRATOR 11
+#define IX_WITHDRAW_LAMPORTS 12
+#define IX_WITHDRAW_TOKENS 13
 
 #define VERDICT_VERIFIED 1
 #define VERDICT_FLAGGED 2
@@ -542,7 +544,11 @@ static u64 register_hops(Ctx *c, Route *r, const AccountInfo *route, const Accou
 
 /* ---- 3: CreateRoute ----
  * [source (s,w), route (w), custody (w), source token (w), mint, config, platform fee token,
- *  integrator fee token, system program, token program, intermediate accounts (s,w)...] */
+ *  integrator fee token, system program, token program, intermediate accounts (s,w)...]
+ * The platform's fees settle into the protocol config account (flat fees, forfeited deposits) and
+ * into token accounts it owns (the platform fee token account must be one): only this program can
+ * move or close them, so no platform key can make a live route's settlement fail. The source
+ * names the largest screening deposit it agreed to; a config raised since fails the creation. */
 
 typedef struct {
   u8 tag;
@@ -564,8 +570,9 @@ typedef struct {
   Pubkey recipient;
   Pubkey recipient_token;
   Pubkey integrator_wallet;
+  u64 max_deposit_lamports;
 } CreateRouteData;
-_Static_assert(sizeof(CreateRouteData) == 184, "create route data");
+_Static_assert(sizeof(CreateRouteData) == 192, "create route data");
 
 #define CREATE_ROUTE_FIXED_ACCOUNTS 10
 
@@ -645,7 +652,7 @@ static u64 create_route(Ctx *c) {
   Config *cfg;
   TRY(load_config(c, config, &cfg));
   TRY(need_token_account(source_token, mint->key, source->key, E_INVALID_SOURCE_TOKEN_ACCOUNT));
-  TRY(need_token_account(platform_fee_token, mint->key, &cfg->platform_wallet, E_INVALID_FEE_ACCOUNT));
+  TRY(need_token_account(platform_fee_token, mint->key, config->key, E_INVALID_FEE_ACCOUNT));
   TRY(need_token_account(integrator_fee_token, mint->key, NULL, E_INVALID_FEE_ACCOUNT));
 
   TRY(need_empty(route));
@@ -661,6 +668,7 @@ static u64 create_route(Ctx *c) {
   }
 
   u64 deposit = d->screening_required ? cfg->screening_deposit_lamports : 0;
+  if (deposit > d->max_deposit_lamports) FAIL(E_DEPOSIT_ABOVE_MAXIMUM, "screening deposit above the agreed maximum");
   u64 route_rent, token_rent, route_lamports;
   TRY(rent_minimum(c, ROUTE_SIZE, &route_rent));
   TRY(rent_minimum(c, TOKEN_ACCOUNT_SIZE, &token_rent));
@@ -702,7 +710,7 @@ static u64 create_route(Ctx *c) {
   key_copy(&r->recipient_token, &d->recipient_token);
   key_copy(&r->keeper, &d->keeper);
   key_copy(&r->custody, custody->key);
-  key_copy(&r->platform_wallet, &cfg->platform_wallet);
+  key_copy(&r->platform_wallet, config->key);
   key_copy(&r->platform_fee_token, platform_fee_token->key);
   key_copy(&r->integrator_wallet, &d->integrator_wallet);
   key_copy(&r->integrator_fee_token, integrator_fee_token->key);
@@ -1193,6 +1201,68 @@ static u64 close_orchestrator(Ctx *c) {
   return SUCCESS;
 }
 
+/* ---- 12: WithdrawLamports [platform wallet (s), config (w), destination (w)] ----
+ * ---- 13: WithdrawTokens [platform wallet (s), config, vault (w), destination (w), token program] ----
+ * data: tag, pad, amount u64. The platform's earnings leave the config account (lamports above its
+ * rent-exempt minimum) or a token account it owns, signed by the config's platform wallet. */
+
+typedef struct {
+  u8 tag;
+  u8 pad[7];
+  u64 amount;
+} WithdrawData;
+
+/* The config, with the platform wallet as a signer: who may move the platform's earnings. */
+static u64 load_withdrawal(Ctx *c, u64 accounts, Config **cfg, u64 *amount) {
+  TRY(need_accounts(c, accounts));
+  if (c->in.data_len != sizeof(WithdrawData)) FAIL(E_INVALID_INSTRUCTION, "bad data");
+  TRY(load_config(c, &c->in.accounts[1], cfg));
+  if (!key_eq(c->in.accounts[0].key, &(*cfg)->platform_wallet)) {
+    FAIL(E_NOT_PLATFORM_WALLET, "not the platform wallet");
+  }
+  TRY(need_signer(&c->in.accounts[0]));
+  *amount = ((const WithdrawData *)c->in.data)->amount;
+  return SUCCESS;
+}
+
+static u64 withdraw_lamports(Ctx *c) {
+  Config *cfg;
+  u64 amount;
+  TRY(load_withdrawal(c, 3, &cfg, &amount));
+  const AccountInfo *config = &c->in.accounts[1];
+  const AccountInfo *destination = &c->in.accounts[2];
+  TRY(need_writable(config));
+  TRY(need_writable(destination));
+  /* Debiting and crediting one account would mint lamports out of nothing in this arithmetic. */
+  if (key_eq(destination->key, config->key)) FAIL(E_DUPLICATE_ACCOUNT, "destination is the config");
+  u64 rent;
+  TRY(rent_minimum(c, CONFIG_SIZE, &rent));
+  if (*config->lamports < rent || *config->lamports - rent < amount) {
+    FAIL(E_WITHDRAWAL_TOO_LARGE, "withdrawal above the config's earnings");
+  }
+  return move_lamports(config, destination, amount);
+}
+
+static u64 withdraw_tokens(Ctx *c) {
+  Config *cfg;
+  u64 amount;
+  TRY(load_withdrawal(c, 5, &cfg, &amount));
+  const AccountInfo *config = &c->in.accounts[1];
+  const AccountInfo *vault = &c->in.accounts[2];
+  const AccountInfo *destination = &c->in.accounts[3];
+  TRY(need_key(&c->in.accounts[4], &TOKEN_PROGRAM_ID, E_INVALID_PROGRAM_ACCOUNT));
+  if (!key_eq(vault->owner, &TOKEN_PROGRAM_ID) || account_data_len(vault) != TOKEN_ACCOUNT_SIZE ||
+      vault->data[TOKEN_ACCOUNT_STATE] == 0 ||
+      !key_eq((const Pubkey *)(vault->data + TOKEN_ACCOUNT_OWNER), config->key)) {
+    FAIL(E_INVALID_FEE_ACCOUNT, "not a token account of the config");
+  }
+  TRY(need_writable(vault));
+  TRY(need_writable(destination));
+  const SignerSeed seeds[2] = {{(const u8 *)"config", 6}, {&cfg->bump, 1}};
+  const SignerSeeds signer = {seeds, 2};
+  return token_transfer(vault, destination, config, amount, &signer);
+}
+
 u64 entrypoint(u8 *input) {
   Ctx *c = (Ctx *)HEAP_START;
   if (!deserialize(input, &c->in)) FAIL(E_TOO_MANY_ACCOUNTS, "too many accounts");
@@ -1222,6 +1292,10 @@ u64 entrypoint(u8 *input) {
       return recover(c, false);
     case IX_CLOSE_ORCHESTRATOR:
       return close_orchestrator(c);
+    case IX_WITHDRAW_LAMPORTS:
+      return withdraw_lamports(c);
+    case IX_WITHDRAW_TOKENS:
+      return withdraw_tokens(c);
     default:
       FAIL(E_INVALID_INSTRUCTION, "unknown instruction");
   }

@@ -70,7 +70,6 @@ export interface PrepareDeps {
     Platform,
     | 'programAddress'
     | 'configAddress'
-    | 'feeWallet'
     | 'screeningRequired'
     | 'routeGraceSeconds'
     | 'priorityFeeCapMicroLamportsPerCu'
@@ -164,7 +163,9 @@ export async function prepareBundle(
     const [addresses, sourceToken, platformFeeToken, recipientToken] = await Promise.all([
       findRouteAddresses({ source, routeId, hopCount: transfer.hops }, platform.programAddress),
       ata(source),
-      ata(platform.feeWallet),
+      // The platform's fees settle into the config account's token account of the mint, which
+      // only the program can move or close (docs/program.md).
+      ata(platform.configAddress),
       ata(transfer.recipientWallet),
     ]);
     const [price, accounts] = await Promise.all([
@@ -252,15 +253,16 @@ export async function prepareBundle(
     amount: transfer.amountRaw,
     percentFeeBps: transfer.percentFeeBps,
     // Both fee shares settle into the platform's accounts (decisions, "Fee destinations"); the
-    // integrator's share is credited from the quote when the transfer settles.
+    // integrator's share is credited from what the route paid when the transfer settles.
     integratorShareBps: 0,
     flatFeePerHopLamports: transfer.flatFeeLamportsPerHop,
     ...schedule,
     keeper: route.keeper,
     recipient: transfer.recipientWallet,
     recipientToken: native ? null : recipientToken,
-    integratorWallet: platform.feeWallet,
+    integratorWallet: platform.configAddress,
     screeningRequired: platform.screeningRequired,
+    maxDepositLamports: platform.screeningRequired ? config.screeningDepositLamports : 0n,
   };
   const sourceSigner = createNoopSigner(source);
   const missingHops =
@@ -291,7 +293,7 @@ export async function prepareBundle(
   const createFeeToken = getCreateAssociatedTokenIdempotentInstruction({
     payer: sourceSigner,
     ata: platformFeeToken,
-    owner: platform.feeWallet,
+    owner: platform.configAddress,
     mint,
   });
   // Offered whenever the keeper lacks its funding, even under a deployed route: it pays every hop,

@@ -58,7 +58,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
   describe(`router program ${variant}: hop execution`, () => {
     test('3-hop route: recipient gets the net amount, fees land in the fixed accounts at settlement', async () => {
       const env = await createRouterEnv(variant);
-      const { source, platform, integrator } = env.wallets;
+      const { source, integrator } = env.wallets;
       const sourceTokens = env.tokenBalance(env.tokens.source);
       const fixture = await deployRoute(env, { hopCount: 3, amount: 123_456_789n });
       assert.equal(env.tokenBalance(env.tokens.source), sourceTokens - 123_456_789n);
@@ -71,7 +71,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(route.integratorFeeTokens, 370_370n);
       assert.equal(route.platformFlatLamports, 21_000n);
       assert.equal(route.integratorFlatLamports, 9_000n);
-      const platformLamports = env.lamports(platform.address);
+      const platformLamports = env.lamports(env.config[0]);
       const integratorLamports = env.lamports(integrator.address);
       const routeLamports = env.lamports(fixture.routeAddress);
 
@@ -80,7 +80,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(env.tokenBalance(env.tokens.recipient), 122_222_221n);
       assert.equal(env.tokenBalance(env.tokens.platformFee), 864_198n);
       assert.equal(env.tokenBalance(env.tokens.integratorFee), 370_370n);
-      assert.equal(env.lamports(platform.address), platformLamports + 21_000n);
+      assert.equal(env.lamports(env.config[0]), platformLamports + 21_000n);
       assert.equal(env.lamports(integrator.address), integratorLamports + 9_000n);
       assert.equal(env.lamports(fixture.routeAddress), routeLamports - 30_000n);
       assert.equal(env.tokenBalance(env.tokens.source), sourceTokens - 123_456_789n);
@@ -90,9 +90,9 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('10-hop route: every hop on schedule to the recipient, to the base unit', async () => {
       const env = await createRouterEnv(variant);
-      const { platform, integrator } = env.wallets;
+      const { integrator } = env.wallets;
       const lamports = {
-        platform: env.lamports(platform.address),
+        platform: env.lamports(env.config[0]),
         integrator: env.lamports(integrator.address),
       };
       const fixture = await deployRoute(env, {
@@ -109,7 +109,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(env.tokenBalance(env.tokens.platformFee), 13_125_001n);
       for (const hop of fixture.hops) assert.equal(env.tokenBalance(hop.address), 0n);
       // Flat fee: 10 hops of 10_000 lamports, the integrator's 25% rounded down.
-      assert.equal(env.lamports(platform.address), lamports.platform + 75_000n);
+      assert.equal(env.lamports(env.config[0]), lamports.platform + 75_000n);
       assert.equal(env.lamports(integrator.address), lamports.integrator + 25_000n);
     });
 
@@ -227,7 +227,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('screening: a pending route waits, a verified one gets its deposit back and runs', async () => {
       const env = await createRouterEnv(variant);
-      const { screener, source, platform, stranger } = env.wallets;
+      const { screener, source, stranger } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3, screeningRequired: true });
       const route = env.route(fixture.routeAddress);
       assert.equal(route.screening, 'pending');
@@ -242,7 +242,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
             config: env.config[0],
             route: fixture.routeAddress,
             source: source.address,
-            platformWallet: platform.address,
+            platformWallet: env.config[0],
             verdict,
           }),
         ]);
@@ -263,9 +263,9 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('screening: a flagged route forfeits its deposit and never executes', async () => {
       const env = await createRouterEnv(variant);
-      const { screener, source, platform } = env.wallets;
+      const { screener, source } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3, screeningRequired: true });
-      const platformLamports = env.lamports(platform.address);
+      const platformLamports = env.lamports(env.config[0]);
       const flagged = expectOk(
         await env.send(screener, [
           getScreenRouteInstruction({
@@ -273,13 +273,13 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
             config: env.config[0],
             route: fixture.routeAddress,
             source: source.address,
-            platformWallet: platform.address,
+            platformWallet: env.config[0],
             verdict: 'flagged',
           }),
         ]),
       );
       assert.equal(decodeScreenRouteReturn(flagged.returnData).depositLamports, SCREENING_DEPOSIT);
-      assert.equal(env.lamports(platform.address), platformLamports + SCREENING_DEPOSIT);
+      assert.equal(env.lamports(env.config[0]), platformLamports + SCREENING_DEPOSIT);
       const route = env.route(fixture.routeAddress);
       assert.equal(route.status, 'flagged');
       assert.equal(route.depositLamports, 0n);
@@ -290,14 +290,14 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('screening verdicts are refused on unscreened routes and for unknown verdicts', async () => {
       const env = await createRouterEnv(variant);
-      const { screener, source, platform } = env.wallets;
+      const { screener, source } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       const instruction = getScreenRouteInstruction({
         authority: screener,
         config: env.config[0],
         route: fixture.routeAddress,
         source: source.address,
-        platformWallet: platform.address,
+        platformWallet: env.config[0],
         verdict: 'verified',
       });
       expectRouterError(await env.send(screener, [instruction]), 'ScreeningNotPending');

@@ -281,17 +281,19 @@ export async function createRouterEnv(
   }
   const ata = async (owner: Address) =>
     (await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
+  // The platform's fees settle into the protocol config account and its token account of the mint.
+  const config = await findConfigPda();
   const tokens = {
     source: await ata(wallets.source.address),
-    platformFee: await ata(wallets.platform.address),
+    platformFee: await ata(config[0]),
     integratorFee: await ata(wallets.integrator.address),
     recipient: await ata(wallets.recipient.address),
   };
   await mustSend(wallets.admin, [
-    ...[wallets.source, wallets.platform, wallets.integrator].map((owner, i) =>
+    ...[wallets.source.address, config[0], wallets.integrator.address].map((owner, i) =>
       getCreateAssociatedTokenIdempotentInstruction({
         payer: wallets.admin,
-        owner: owner.address,
+        owner,
         mint,
         ata: [tokens.source, tokens.platformFee, tokens.integratorFee][i]!,
       }),
@@ -318,7 +320,6 @@ export async function createRouterEnv(
       getSyncNativeInstruction({ account: tokens.source }),
     ]);
   }
-  const config = await findConfigPda();
   await mustSend(wallets.admin, [
     getInitConfigInstruction({
       admin: wallets.admin,
@@ -437,6 +438,8 @@ export interface RouteOptions {
   firstReleaseDelay?: bigint;
   deadlineDelay?: bigint;
   screeningRequired?: boolean;
+  /** The largest screening deposit the source agrees to (default: the config's). */
+  maxDepositLamports?: bigint;
   keeperFundingLamports?: bigint;
 }
 
@@ -471,6 +474,7 @@ export async function prepareRoute(env: RouterEnv, options: RouteOptions): Promi
     recipientToken: env.native ? null : env.tokens.recipient,
     integratorWallet: env.wallets.integrator.address,
     screeningRequired: options.screeningRequired ?? false,
+    maxDepositLamports: options.maxDepositLamports ?? SCREENING_DEPOSIT,
   };
   const addresses = await findRouteAddresses({
     source: env.wallets.source.address,

@@ -38,10 +38,10 @@ const TOKEN_ACCOUNT_BYTES = 165;
 
 /** Lamports of the wallets a route pays, and the source's fees so far (wrapping its SOL cost one). */
 function balances(env: RouterEnv) {
-  const { source, platform, integrator } = env.wallets;
+  const { source, integrator } = env.wallets;
   return {
     source: env.lamports(source.address),
-    platform: env.lamports(platform.address),
+    platform: env.lamports(env.config[0]),
     integrator: env.lamports(integrator.address),
     fees: env.fees(source.address),
   };
@@ -99,7 +99,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
   describe(`router program ${variant}: native SOL routes`, () => {
     test('3-hop route to an empty wallet: exactly the net amount arrives as SOL, fees in their accounts', async () => {
       const env = await createRouterEnv(variant, { native: true });
-      const { source, keeper, platform, integrator, recipient } = env.wallets;
+      const { source, keeper, integrator, recipient } = env.wallets;
       const start = balances(env);
       assert.equal(env.exists(recipient.address), false, 'the wallet does not exist yet');
       const fixture = await deployRoute(env, { hopCount: 3, amount: 1_234_567_891n });
@@ -122,7 +122,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(wallet.programAddress, '11111111111111111111111111111111');
       assert.equal(env.tokenBalance(env.tokens.platformFee), 8_641_976n);
       assert.equal(env.tokenBalance(env.tokens.integratorFee), 3_703_703n);
-      assert.equal(env.lamports(platform.address), start.platform + 21_000n);
+      assert.equal(env.lamports(env.config[0]), start.platform + 21_000n);
       assert.equal(env.lamports(integrator.address), start.integrator + 9_000n);
       // The route paid out the flat fee and kept the closed account's rent for the reclaim.
       const tokenRent = rent(env, TOKEN_ACCOUNT_BYTES);
@@ -156,7 +156,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('10-hop route to a funded wallet: every hop on schedule, to the lamport; reclaim returns every lamport of rent', async () => {
       const env = await createRouterEnv(variant, { native: true, recipientLamports: 1_000_000_000n });
-      const { source, keeper, platform, integrator, recipient } = env.wallets;
+      const { source, keeper, integrator, recipient } = env.wallets;
       const start = balances(env);
       const fixture = await deployRoute(env, {
         hopCount: 10,
@@ -170,7 +170,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       assert.equal(env.lamports(recipient.address), 1_000_000_000n + 4_982_500_000n);
       assert.equal(env.tokenBalance(env.tokens.integratorFee), 4_375_000n);
       assert.equal(env.tokenBalance(env.tokens.platformFee), 13_125_001n);
-      assert.equal(env.lamports(platform.address), start.platform + 75_000n);
+      assert.equal(env.lamports(env.config[0]), start.platform + 75_000n);
       assert.equal(env.lamports(integrator.address), start.integrator + 25_000n);
       for (const hop of fixture.hops.slice(0, -1)) assert.equal(env.tokenBalance(hop.address), 0n);
 
@@ -199,7 +199,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('a route rescued before its last step returns the wrapped SOL to the source token account', async () => {
       const env = await createRouterEnv(variant, { native: true });
-      const { source, keeper, platform, integrator, recipient } = env.wallets;
+      const { source, keeper, integrator, recipient } = env.wallets;
       const start = balances(env);
       const fixture = await deployRoute(env, { hopCount: 4, amount: 2_000_000_000n });
       for (const i of [0, 1, 2]) await execute(env, fixture, i);
@@ -215,7 +215,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
         env.lamports(source.address),
         start.source - (env.fees(source.address) - start.fees) - env.fees(keeper.address),
       );
-      assert.equal(env.lamports(platform.address), start.platform);
+      assert.equal(env.lamports(env.config[0]), start.platform);
       assert.equal(env.lamports(integrator.address), start.integrator);
       assert.equal(env.tokenBalance(env.tokens.platformFee), 0n);
       assert.equal(env.tokenBalance(env.tokens.integratorFee), 0n);

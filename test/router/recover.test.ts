@@ -67,7 +67,7 @@ const screen = (env: RouterEnv, fixture: RouteFixture, verdict: 'verified' | 'fl
       config: env.config[0],
       route: fixture.routeAddress,
       source: env.wallets.source.address,
-      platformWallet: env.wallets.platform.address,
+      platformWallet: env.config[0],
       verdict,
     }),
   ]);
@@ -141,10 +141,10 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     for (const stage of STAGES) {
       test(`rescue returns everything: ${stage.name}`, async () => {
         const env = await createRouterEnv(variant);
-        const { source, keeper, platform, integrator } = env.wallets;
+        const { source, keeper, integrator } = env.wallets;
         const start = {
           source: env.lamports(source.address),
-          platform: env.lamports(platform.address),
+          platform: env.lamports(env.config[0]),
           integrator: env.lamports(integrator.address),
         };
         const fixture = await prepareRoute(env, {
@@ -167,7 +167,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
             recipientAccountRent -
             forfeited,
         );
-        assert.equal(env.lamports(platform.address), start.platform + forfeited);
+        assert.equal(env.lamports(env.config[0]), start.platform + forfeited);
         assert.equal(env.lamports(integrator.address), start.integrator);
         assert.equal(env.tokenBalance(env.tokens.platformFee), 0n);
         assert.equal(env.tokenBalance(env.tokens.integratorFee), 0n);
@@ -176,10 +176,10 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('settled route: reclaim returns every lamport of rent, rescue is refused', async () => {
       const env = await createRouterEnv(variant);
-      const { source, keeper, platform, integrator } = env.wallets;
+      const { source, keeper, integrator } = env.wallets;
       const start = {
         source: env.lamports(source.address),
-        platform: env.lamports(platform.address),
+        platform: env.lamports(env.config[0]),
         integrator: env.lamports(integrator.address),
       };
       const fixture = await deployRoute(env, { hopCount: 10 });
@@ -216,7 +216,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
           env.lamports(env.tokens.recipient) -
           100_000n,
       );
-      assert.equal(env.lamports(platform.address), start.platform + 70_000n);
+      assert.equal(env.lamports(env.config[0]), start.platform + 70_000n);
       assert.equal(env.lamports(integrator.address), start.integrator + 30_000n);
       assert.equal(env.tokenBalance(env.tokens.source), SOURCE_TOKENS - fixture.terms.amount);
     });

@@ -33,6 +33,7 @@ async function deploymentInput(hopCount: number, route: Route | null = null, orc
       recipientToken: await address(),
       integratorWallet: await address(),
       screeningRequired: false,
+      maxDepositLamports: 0n,
     },
     mint: await address(),
     sourceToken: await address(),

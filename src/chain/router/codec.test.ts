@@ -27,7 +27,7 @@ const addresses = async (n: number) =>
 const enc = getAddressEncoder();
 const view = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-test('CreateRoute data follows the program struct: 184 bytes, fields at their C offsets', async () => {
+test('CreateRoute data follows the program struct: 192 bytes, fields at their C offsets', async () => {
   const [keeper, recipient, recipientToken, integratorWallet, a, b, c, d, e, f] = (await addresses(
     10,
   )) as Address[];
@@ -46,6 +46,7 @@ test('CreateRoute data follows the program struct: 184 bytes, fields at their C 
     recipientToken: recipientToken!,
     integratorWallet: integratorWallet!,
     screeningRequired: true,
+    maxDepositLamports: 2_000_000n,
   };
   const ix = getCreateRouteInstruction({
     source: createNoopSigner(a!),
@@ -61,7 +62,7 @@ test('CreateRoute data follows the program struct: 184 bytes, fields at their C 
   });
   const data = new Uint8Array(ix.data!);
   const v = view(data);
-  assert.equal(data.length, 184);
+  assert.equal(data.length, 192);
   assert.deepEqual([...data.slice(0, 6)], [3, 254, 253, 7, 1, 0]);
   assert.equal(v.getUint16(6, true), 35);
   assert.equal(v.getUint16(8, true), 2500);
@@ -75,6 +76,7 @@ test('CreateRoute data follows the program struct: 184 bytes, fields at their C 
   assert.deepEqual(data.slice(88, 120), enc.encode(recipient!));
   assert.deepEqual(data.slice(120, 152), enc.encode(recipientToken!));
   assert.deepEqual(data.slice(152, 184), enc.encode(integratorWallet!));
+  assert.equal(v.getBigUint64(184, true), 2_000_000n);
   assert.equal(ix.accounts!.length, 10);
 
   // A native-mint route names no recipient token account: the program reads 32 zero bytes.

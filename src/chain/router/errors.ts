@@ -77,6 +77,15 @@ export const ROUTER_ERRORS = {
   6049: { name: 'ScreeningNotPending', message: 'the route has no pending screening' },
   6050: { name: 'InvalidVerdict', message: 'verdict is neither verified nor flagged' },
   6051: { name: 'InvalidConfig', message: 'protocol config missing or malformed' },
+  6052: {
+    name: 'DepositAboveMaximum',
+    message: "the config's screening deposit exceeds what the source agreed to",
+  },
+  6053: { name: 'NotPlatformWallet', message: "a withdrawal not signed by the config's platform wallet" },
+  6054: {
+    name: 'WithdrawalTooLarge',
+    message: 'a withdrawal would leave the config below its rent-exempt minimum',
+  },
 } as const satisfies Record<number, { name: string; message: string }>;
 
 export type RouterErrorCode = keyof typeof ROUTER_ERRORS;
@@ -96,6 +105,11 @@ export function routerErrorName(code: number): RouterErrorName | undefined {
 export function routerErrorFromSolanaError(error: unknown): RouterErrorName | undefined {
   if (!isSolanaError(error, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return undefined;
   return routerErrorName(Number(error.context.code));
+}
+
+/** SPL Token's error name of a custom error code, if it is one of SPL Token's. */
+export function tokenErrorName(code: number): string | undefined {
+  return TOKEN_ERROR_NAMES.get(code);
 }
 
 /** SPL Token's error names by code, from its client's `TOKEN_ERROR__*` constants (17: `AccountFrozen`). */

@@ -44,6 +44,8 @@ export const RouterInstruction = {
   Rescue: 9,
   Reclaim: 10,
   CloseOrchestrator: 11,
+  WithdrawLamports: 12,
+  WithdrawTokens: 13,
 } as const;
 export type RouterInstructionName = keyof typeof RouterInstruction;
 
@@ -189,6 +191,11 @@ export interface RouteTerms {
   integratorWallet: Address;
   /** Holds the config's screening deposit until the screening authority decides. */
   screeningRequired: boolean;
+  /**
+   * The largest screening deposit the source agrees to hold: creation fails (`DepositAboveMaximum`)
+   * when the config asks for more, e.g. after a change since the bundle was built.
+   */
+  maxDepositLamports: bigint;
 }
 
 const createRouteEncoder = getStructEncoder([
@@ -209,12 +216,15 @@ const createRouteEncoder = getStructEncoder([
   ['recipient', addressEncoder],
   ['recipientToken', addressEncoder],
   ['integratorWallet', addressEncoder],
+  ['maxDepositLamports', getU64Encoder()],
 ]);
 
 /**
  * Creates the route and its custody account, takes `amount` tokens from the source's token account
  * into custody, holds the flat fee (and screening deposit) in the route account, and creates the
- * first intermediate accounts at the given fresh addresses (each must sign).
+ * first intermediate accounts at the given fresh addresses (each must sign). The platform's fees
+ * will settle into the config account and `platformFeeToken`, which must be a token account the
+ * config owns (its associated token account of the mint).
  */
 export function getCreateRouteInstruction(
   input: {
@@ -481,5 +491,52 @@ export function getCloseOrchestratorInstruction(
     programAddress,
     [signerMeta(input.source), writable(input.orchestrator)],
     bytes(RouterInstruction.CloseOrchestrator),
+  );
+}
+
+const withdrawEncoder = getStructEncoder([
+  ['tag', padRightEncoder(u8, 7)],
+  ['amount', getU64Encoder()],
+]);
+
+/**
+ * Moves `amount` lamports of the platform's earnings out of the config account (which keeps its
+ * rent-exempt minimum); signed by the config's platform wallet.
+ */
+export function getWithdrawLamportsInstruction(
+  input: { platformWallet: TransactionSigner; config: Address; destination: Address; amount: bigint },
+  programAddress: Address = ROUTER_PROGRAM_ADDRESS,
+): Instruction {
+  return instruction(
+    programAddress,
+    [signerMeta(input.platformWallet, false), writable(input.config), writable(input.destination)],
+    new Uint8Array(withdrawEncoder.encode({ tag: RouterInstruction.WithdrawLamports, amount: input.amount })),
+  );
+}
+
+/**
+ * Moves `amount` tokens of the platform's earnings out of a token account the config owns (`vault`,
+ * its associated token account of the mint) into `destination`; signed by the platform wallet.
+ */
+export function getWithdrawTokensInstruction(
+  input: {
+    platformWallet: TransactionSigner;
+    config: Address;
+    vault: Address;
+    destination: Address;
+    amount: bigint;
+  },
+  programAddress: Address = ROUTER_PROGRAM_ADDRESS,
+): Instruction {
+  return instruction(
+    programAddress,
+    [
+      signerMeta(input.platformWallet, false),
+      readonly(input.config),
+      writable(input.vault),
+      writable(input.destination),
+      readonly(TOKEN_PROGRAM_ADDRESS),
+    ],
+    new Uint8Array(withdrawEncoder.encode({ tag: RouterInstruction.WithdrawTokens, amount: input.amount })),
   );
 }
