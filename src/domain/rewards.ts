@@ -142,3 +142,43 @@ export function planClaim(input: {
   const paidNative = tokens.find((token) => token.native)?.amountRaw ?? 0n;
   return { lamports, rentLamports, tokens, walletLamports: lamports - rentLamports + paidNative };
 }
+
+/** What a settled route paid in fees, as the route on chain shows it. */
+export interface FeesPaid {
+  /** Both shares of the percentage fee, raw units of the route's mint. */
+  percentFeeRaw: bigint;
+  /** Both shares of the flat fee. */
+  flatFeeLamports: bigint;
+}
+
+/** The integrator's shares of a settled transfer: percentage fee (raw units) and flat fee. */
+export interface IntegratorShares {
+  percentShareRaw: bigint;
+  flatShareLamports: bigint;
+}
+
+/**
+ * The integrator's shares of what a settled route actually paid: the quoted shares when it paid
+ * the quoted fees (as every route the service verified does), else the same proportion of what it
+ * paid, rounded down, and never more than quoted: the ledger credits no fee nobody paid.
+ */
+export function integratorSharesOfPaid(
+  quoted: {
+    percentFeeRaw: bigint;
+    integratorPercentShareRaw: bigint;
+    totalFlatFeeLamports: bigint;
+    integratorFlatShareLamports: bigint;
+  },
+  paid: FeesPaid,
+): IntegratorShares {
+  const scaled = (share: bigint, total: bigint, actual: bigint) =>
+    actual >= total ? share : total === 0n ? 0n : (share * actual) / total;
+  return {
+    percentShareRaw: scaled(quoted.integratorPercentShareRaw, quoted.percentFeeRaw, paid.percentFeeRaw),
+    flatShareLamports: scaled(
+      quoted.integratorFlatShareLamports,
+      quoted.totalFlatFeeLamports,
+      paid.flatFeeLamports,
+    ),
+  };
+}

@@ -4,6 +4,7 @@ import type { RouteSnapshot } from '../chain/router/recovery.ts';
 import type { AccountReader, CallOptions, ChainTransaction, TransactionReader } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
 import type { RouteSchedule } from '../domain/route.ts';
+import { type PreparedRouteTerms, type TermDifference, unquotedTerm } from '../domain/route-terms.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 
 /** The signatures a source reports after broadcasting (confirm-broadcast's body). */
@@ -22,6 +23,8 @@ export interface ConfirmDeps {
 /** What the chain says of a transfer's route after the reported signatures were verified. */
 export type DeploymentState =
   | { kind: 'absent' }
+  /** A route whose terms are none the service prepared: it is never run. */
+  | { kind: 'unquoted'; difference: TermDifference }
   | { kind: 'partial' }
   | {
       kind: 'complete';
@@ -31,16 +34,21 @@ export type DeploymentState =
     };
 
 /**
- * Whether the route is deployed: the route account active (or beyond), every step state and the
- * source's orchestrator config on chain, and the keeper funded (it pays every hop). The keeper
- * network takes over only a complete route.
+ * Whether the route is deployed: its terms those of one of the transfer's prepares (`prepared`),
+ * the route account active (or beyond), every step state and the source's orchestrator config on
+ * chain, and the keeper funded (it pays every hop). The keeper network takes over only a complete
+ * route the service verified term by term; a route with other terms is `unquoted` from the moment
+ * it exists.
  */
 export function deploymentState(
   snapshot: RouteSnapshot,
   transfer: Pick<Transfer, 'hops'> & { route: Pick<RouteRecord, 'keeperFundingLamports'> },
+  prepared: readonly PreparedRouteTerms[],
 ): DeploymentState {
   const route = snapshot.route?.data;
   if (!route) return { kind: 'absent' };
+  const difference = unquotedTerm(prepared, route);
+  if (difference) return { kind: 'unquoted', difference };
   const complete =
     route.status !== 'deploying' &&
     snapshot.orchestrator !== null &&

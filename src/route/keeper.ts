@@ -23,7 +23,7 @@ import {
 import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
 import { isChainError } from '../chain/errors.ts';
 import { decodeRoute, type Route } from '../chain/router/accounts.ts';
-import { describeRouterFailure, routerErrorName } from '../chain/router/errors.ts';
+import { describeRouterFailure, routerErrorName, tokenErrorName } from '../chain/router/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
   getExecuteStepAccounts,
@@ -41,6 +41,7 @@ import type {
   TransactionSender,
 } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
+import { integratorSharesOfPaid } from '../domain/rewards.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, KeeperWorkStore, StoredHopTransaction } from '../store/keeper-work.ts';
@@ -98,23 +99,32 @@ type Verdict =
   | { kind: 'transient'; reason: string }
   | { kind: 'permanent'; reason: string };
 
-/** A hop's transaction error, classified by the router program's error codes. */
+/**
+ * A hop's transaction error, classified. Permanent only on a definite verdict about this route:
+ * the router program's own error, or SPL Token's (a frozen account), raised by the hop itself.
+ * Anything else (out of compute, an account the runtime could not load or charge rent for, a
+ * transaction-level refusal) says nothing about the route and is retried: the route then either
+ * lands or reaches its deadline, after which the source rescues it.
+ */
 export function classifyHopError(error: TransactionError | undefined): Verdict {
   const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
   const custom = (failed as { Custom?: number | bigint } | undefined)?.Custom;
-  const name = custom === undefined ? undefined : routerErrorName(Number(custom));
+  const code = custom === undefined ? undefined : Number(custom);
+  const name = code === undefined ? undefined : routerErrorName(code);
   switch (name) {
     case 'StepNotDue':
       return { kind: 'not_due' };
     case 'StepAlreadyExecuted':
     case 'StepOutOfOrder':
+    // Past its deadline the route is recorded recoverable as it is, by the next round's read.
+    case 'DeadlinePassed':
       return { kind: 'moved_on' };
     case 'ScreeningPending':
       return { kind: 'awaits_screening' };
   }
-  if (custom !== undefined) return { kind: 'permanent', reason: describeRouterFailure(Number(custom)) };
-  if (failed !== undefined) return { kind: 'permanent', reason: JSON.stringify(error) };
-  // A transaction-level error (fee unpaid, blockhash gone, account in use) may pass.
+  if (code !== undefined && (name !== undefined || tokenErrorName(code) !== undefined)) {
+    return { kind: 'permanent', reason: describeRouterFailure(code) };
+  }
   return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
 }
 
@@ -273,7 +283,25 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     const now = deps.clock.now();
     const landedAt =
       clock?.unixTimestamp ?? chainNow + BigInt(Math.floor((now.getTime() - readAt.getTime()) / 1000));
-    const settled = snapshot && recoveryOf(snapshot, landedAt);
+    // A transfer completes only on a route the chain shows settled (or closed already by the
+    // source's reclaim, which only a settled route allows), and the integrator earns its share of
+    // what that route paid.
+    const onChain = snapshot?.route?.data;
+    if (onChain && onChain.status !== 'settled') {
+      throw new Error(
+        `route ${transfer.route.address} ran hop ${step} as its last, but is ${onChain.status}`,
+      );
+    }
+    const paid = onChain
+      ? {
+          percentFeeRaw: onChain.platformFeeTokens + onChain.integratorFeeTokens,
+          flatFeeLamports: onChain.platformFlatLamports + onChain.integratorFlatLamports,
+        }
+      : { percentFeeRaw: transfer.percentFeeRaw, flatFeeLamports: transfer.totalFlatFeeLamports };
+    const settled = snapshot && {
+      recovery: recoveryOf(snapshot, landedAt),
+      shares: integratorSharesOfPaid(transfer, paid),
+    };
     await deps.db.transaction((tx) =>
       deps.keeper.recordHop(tx, id, {
         step,

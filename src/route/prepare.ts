@@ -45,6 +45,7 @@ import {
   priorityFeeLamports,
   routeSchedule,
 } from '../domain/route.ts';
+import type { PreparedRouteTerms } from '../domain/route-terms.ts';
 import type { Transfer } from '../domain/transfer.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { RouteDeploymentStore } from '../store/route-deployments.ts';
@@ -145,12 +146,15 @@ export async function bundlePrice(
  * chain: keeper funding, route creation (the fresh intermediate accounts sign here), the source's
  * orchestrator config, and the step states. Gives the transfer its keeper first (stored, sealed,
  * before any bundle funding it exists). Refuses with MH_016 when the source cannot pay for it.
+ * Answers, besides the bundle, the terms its route creation carries (null when the route exists
+ * already): the caller records them before handing the bundle out, since only a route with those
+ * terms is ever run.
  */
 export async function prepareBundle(
   deps: PrepareDeps,
   transfer: Transfer,
   options: CallOptions = {},
-): Promise<{ transfer: Transfer; bundle: PreparedBundle }> {
+): Promise<{ transfer: Transfer; bundle: PreparedBundle; terms: PreparedRouteTerms | null }> {
   const { chain, platform } = deps;
   const source = transfer.sourceOwner;
   const mint = transfer.tokenMint;
@@ -382,6 +386,16 @@ export async function prepareBundle(
 
   const nothingToDo = built.length === 0;
   return {
+    terms:
+      onChainRoute === null
+        ? {
+            ...terms,
+            mint,
+            platformWallet: platform.configAddress,
+            platformFeeToken,
+            integratorFeeToken: platformFeeToken,
+          }
+        : null,
     transfer: assigned,
     bundle: {
       keeperFundingTx: keeperFundingTx?.base64 ?? null,

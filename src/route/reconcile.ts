@@ -1,14 +1,12 @@
-import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
-import { getTransferSolInstruction } from '@solana-program/system';
 import type { AccountReader, ClockReader } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
-import { LAMPORTS_PER_SIGNATURE } from '../domain/route.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
-import { PlatformTransactionError, sendAndConfirm, type TransactionChain } from '../platform/send.ts';
+import type { TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { RouteDeploymentStore } from '../store/route-deployments.ts';
 import { deploymentState } from './confirm.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
+import { refuseUnquotedRoute, returnKeeperLamports } from './unquoted.ts';
 
 /** How long after `expiresAt` a deployment may still complete before it counts as abandoned. */
 export const ABANDONED_AFTER_MS = 10 * 60_000;
@@ -24,15 +22,19 @@ export interface ReconcileDeps {
 /**
  * Brings a prepared transfer in line with the chain, as a final confirm would: a route complete on
  * chain is taken over (funds on chain never wait for a call that may never come), a partial one
- * shows as `deploying`, a funded keeper as `funding`. Once the deployment is abandoned (10 minutes
- * past `expiresAt`) a partial route becomes `recoverable`, and a transfer with nothing on chain
+ * shows as `deploying`, a funded keeper as `funding`. A route whose terms are not the quoted ones
+ * is refused at once (`recoverable`, never run). Once the deployment is abandoned (10 minutes past
+ * `expiresAt`) a partial route becomes `recoverable`, and a transfer with nothing on chain
  * `expired`, after its keeper's lamports went back to the source. Answers the transfer as it is now.
  */
 export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfer): Promise<Transfer> {
   if (transfer.status !== 'awaiting_signature' || !transfer.route) return transfer;
   const deployed = transfer as Transfer & { route: RouteRecord };
-  const snapshot = await readRoute(deps.chain, deps.programAddress, deployed);
-  const state = deploymentState(snapshot, deployed);
+  const [snapshot, prepared] = await Promise.all([
+    readRoute(deps.chain, deps.programAddress, deployed),
+    deps.routes.preparedRouteTerms(transfer.id),
+  ]);
+  const state = deploymentState(snapshot, deployed, prepared);
   const now = deps.clock.now();
   const abandoned = now.getTime() >= transfer.expiresAt.getTime() + ABANDONED_AFTER_MS;
   const id = transfer.id;
@@ -53,6 +55,12 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
         })) ?? (await deps.routes.addSignatures(tx, id, signatures, now)),
     );
   }
+  if (state.kind === 'unquoted') {
+    const refused = await refuseUnquotedRoute(deps, deployed, state.difference);
+    return deps.db.transaction((tx) =>
+      deps.routes.markRecoverable(tx, id, { ...refused, now: deps.clock.now() }),
+    );
+  }
   if (state.kind === 'partial') {
     if (!abandoned) return deps.db.transaction((tx) => deps.routes.recordDeploying(tx, id, now));
     const chainNow = (await deps.chain.getClock()).unixTimestamp;
@@ -69,23 +77,6 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
     return deps.db.transaction((tx) => deps.routes.recordKeeperFunding(tx, id, null, now));
   }
   // Nothing of the route on chain: the keeper's lamports go back to the source before it expires.
-  if (snapshot.keeper.lamports > LAMPORTS_PER_SIGNATURE) {
-    const privateKey = await deps.routes.keeperPrivateKey(id);
-    const keeper = await createKeyPairSignerFromPrivateKeyBytes(privateKey!);
-    try {
-      await sendAndConfirm(deps.chain, keeper, [
-        getTransferSolInstruction({
-          source: keeper,
-          destination: transfer.sourceOwner,
-          amount: snapshot.keeper.lamports - LAMPORTS_PER_SIGNATURE,
-        }),
-      ]);
-    } catch (error) {
-      // Another process (a refresh, the reconciler elsewhere) may have returned them since the
-      // snapshot: then this transaction could not pay, and there is nothing left to return.
-      const left = (await deps.chain.getAccount(keeper.address))?.lamports ?? 0n;
-      if (!(error instanceof PlatformTransactionError) || left > LAMPORTS_PER_SIGNATURE) throw error;
-    }
-  }
+  await returnKeeperLamports(deps, deployed, snapshot.keeper.lamports);
   return deps.db.transaction((tx) => deps.routes.expireDeployment(tx, id, now));
 }

@@ -129,8 +129,9 @@ export async function buildRecoveryBundle(
   options: CallOptions = {},
 ): Promise<{ transactions: RecoveryTransaction[]; lifetime: BlockhashLifetime }> {
   const source = transfer.sourceOwner;
-  const mint = transfer.tokenMint;
   const { snapshot, addresses } = read;
+  // The route's own mint: a route deployed with other terms than quoted is rescued as it is.
+  const mint = snapshot.route?.data.mint ?? transfer.tokenMint;
   const tokensBack = snapshot.tokenAccounts.some((account) => account.amount > 0n);
   const unwrap = tokensBack && isNativeMint(mint);
   const [[sourceAta], lifetime, price, keeperKey, holder, tokenRent] = await Promise.all([
@@ -153,7 +154,7 @@ export async function buildRecoveryBundle(
     routeAddress: snapshot.routeAddress,
     route: snapshot.route?.data ?? null,
     orchestrator: addresses.orchestrator[0],
-    steps: addresses.steps.map(([address]) => address),
+    steps: snapshot.stepAddresses,
     sourceToken: holder?.address ?? sourceAta,
     ...(openSourceAta ? { createSourceTokenAccount: { mint } } : {}),
     closeOrchestrator: accounts.some((account) => account.kind === 'orchestrator_config'),

@@ -17,7 +17,8 @@ export interface ScreeningProvider {
 }
 
 /**
- * Screens a route that awaits its verdict: both its source and its recipient with the provider,
+ * Screens a route that awaits its verdict: both its source and its recipient, as recorded on chain,
+ * with the provider,
  * then records the verdict on chain, signed by the screening authority. Verified, the deposit goes
  * back to the source and the hops may run; flagged, the deposit is forfeited, the route never
  * executes, and the transfer becomes `recoverable` so the source can rescue its tokens. A provider
@@ -32,11 +33,14 @@ export function createRouteScreening(deps: {
   keeper: Pick<KeeperWorkStore, 'markRecoverable'>;
   clock: Clock;
 }) {
-  /** The provider's verdict on the route's source and recipient; null when it cannot tell. */
-  async function verdictOf(transfer: Transfer): Promise<ScreeningVerdict | null> {
+  /**
+   * The provider's verdict on the source and recipient the route on chain carries (the wallets its
+   * tokens come from and go to, whatever the quote said); null when it cannot tell.
+   */
+  async function verdictOf(route: Route): Promise<ScreeningVerdict | null> {
     try {
       const results = await Promise.all(
-        [transfer.sourceOwner, transfer.recipientWallet].map((address) =>
+        [route.source, route.recipient].map((address) =>
           deps.provider.screen(address, { signal: AbortSignal.timeout(10_000) }),
         ),
       );
@@ -48,7 +52,7 @@ export function createRouteScreening(deps: {
 
   return async (transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome> => {
     if (route.screening === 'pending') {
-      const verdict = await verdictOf(transfer);
+      const verdict = await verdictOf(route);
       if (verdict === null) return 'unavailable';
       await sendAndConfirm(deps.chain, deps.platform.screeningAuthority, [
         getScreenRouteInstruction(

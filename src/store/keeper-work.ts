@@ -1,3 +1,4 @@
+import type { IntegratorShares } from '../domain/rewards.ts';
 import type { Recovery, Transfer, TransferPhase } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
@@ -195,9 +196,10 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
 
     /**
      * Records hop `step` (0-based) as landed with its signature: `progress.hopsCompleted` moves on,
-     * the next step is due at `nextDueAt`, event `hop_complete`. On the last hop, `settled` carries
-     * what reclaim gives back: status `completed`, phase `settled`, `completedAt`, events
-     * `completed` and `phase_changed`, and the integrator's fee shares credited to its rewards.
+     * the next step is due at `nextDueAt`, event `hop_complete`. On the last hop (the route settled
+     * on chain), `settled` carries what reclaim gives back and the integrator's shares of what the
+     * route paid: status `completed`, phase `settled`, `completedAt`, events `completed` and
+     * `phase_changed`, and those shares credited to its rewards.
      * Records each hop once: a hop recorded already answers null.
      */
     async recordHop(
@@ -207,7 +209,7 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
         step: number;
         signature: string;
         nextDueAt: bigint | null;
-        settled: Recovery | null;
+        settled: { recovery: Recovery; shares: IntegratorShares } | null;
         now: Date;
       },
     ): Promise<Transfer | null> {
@@ -232,7 +234,7 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
           input.signature,
           input.nextDueAt?.toString() ?? null,
           settled,
-          input.settled ? JSON.stringify(recoveryRow(input.settled)) : null,
+          input.settled ? JSON.stringify(recoveryRow(input.settled.recovery)) : null,
           input.now,
         ],
       );
@@ -246,7 +248,7 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
           : ['transfer.hop_complete'],
         input.now,
       );
-      if (settled) await accrueRewards(tx, transfer, input.now);
+      if (input.settled) await accrueRewards(tx, transfer, input.settled.shares, input.now);
       return transfer;
     },
 

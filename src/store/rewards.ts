@@ -1,6 +1,12 @@
 import type { Address } from '@solana/kit';
 import type { Owner } from '../domain/integration.ts';
-import type { ClaimPlan, ClaimStatus, RewardBalances, RewardClaim } from '../domain/rewards.ts';
+import type {
+  ClaimPlan,
+  ClaimStatus,
+  IntegratorShares,
+  RewardBalances,
+  RewardClaim,
+} from '../domain/rewards.ts';
 import type { Transfer } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import { readPage } from './paging.ts';
@@ -64,14 +70,19 @@ const ENSURE_ACCOUNT_SQL = `
   ON CONFLICT (integration_id, mode) DO NOTHING`;
 
 /**
- * Credits a settled transfer's integrator shares to its owner's rewards, in the caller's
- * transaction (the one recording the settlement): `integratorFlatShareLamports` to the lamport
- * balance, `integratorPercentShareRaw` to its mint's. A transfer is credited once.
+ * Credits a settled transfer's integrator shares (of what its route paid) to its owner's rewards,
+ * in the caller's transaction (the one recording the settlement): the flat fee share to the
+ * lamport balance, the percentage fee share to its mint's. A transfer is credited once.
  */
-export async function accrueRewards(tx: Sql, transfer: Transfer, now: Date): Promise<void> {
+export async function accrueRewards(
+  tx: Sql,
+  transfer: Transfer,
+  shares: IntegratorShares,
+  now: Date,
+): Promise<void> {
   const owner = [transfer.integrationId, transfer.mode];
-  const lamports = transfer.integratorFlatShareLamports.toString();
-  const amountRaw = transfer.integratorPercentShareRaw.toString();
+  const lamports = shares.flatShareLamports.toString();
+  const amountRaw = shares.percentShareRaw.toString();
   await tx.query(ENSURE_ACCOUNT_SQL, [...owner, now]);
   const { rowCount } = await tx.query(
     `INSERT INTO reward_accruals (transfer_id, integration_id, mode, mint, amount_raw, lamports, accrued_at)
@@ -84,7 +95,7 @@ export async function accrueRewards(tx: Sql, transfer: Transfer, now: Date): Pro
       WHERE integration_id = $1 AND mode = $2`,
     [...owner, lamports, now],
   );
-  if (transfer.integratorPercentShareRaw === 0n) return;
+  if (shares.percentShareRaw === 0n) return;
   await tx.query(
     `INSERT INTO reward_token_balances (integration_id, mode, mint, accrued_raw) VALUES ($1, $2, $3, $4)
      ON CONFLICT (integration_id, mode, mint)

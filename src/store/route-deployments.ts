@@ -1,5 +1,6 @@
 import type { Address } from '@solana/kit';
 import type { RouteSchedule } from '../domain/route.ts';
+import type { PreparedRouteTerms } from '../domain/route-terms.ts';
 import type { Recovery, Transfer, TransferSignatures } from '../domain/transfer.ts';
 import { KEEPER_CHANNEL } from './channels.ts';
 import type { Db, Sql } from './db.ts';
@@ -21,6 +22,50 @@ export interface RouteAssignment {
   keeperFundingLamports: bigint;
   hopPriorityMicroLamports: bigint;
   now: Date;
+}
+
+type RouteTermsRow = {
+  mint: string;
+  amount_raw: string;
+  hop_count: number;
+  percent_fee_bps: number;
+  integrator_share_bps: number;
+  flat_fee_per_hop_lamports: string;
+  first_release_at: string;
+  interval_seconds: number;
+  deadline_at: string;
+  keeper: string;
+  recipient: string;
+  recipient_token: string | null;
+  platform_wallet: string;
+  platform_fee_token: string;
+  integrator_wallet: string;
+  integrator_fee_token: string;
+  screening_required: boolean;
+  max_deposit_lamports: string;
+};
+
+function toRouteTerms(row: RouteTermsRow): PreparedRouteTerms {
+  return {
+    mint: row.mint as Address,
+    amount: BigInt(row.amount_raw),
+    hopCount: row.hop_count,
+    percentFeeBps: row.percent_fee_bps,
+    integratorShareBps: row.integrator_share_bps,
+    flatFeePerHopLamports: BigInt(row.flat_fee_per_hop_lamports),
+    firstReleaseAt: BigInt(row.first_release_at),
+    intervalSecs: row.interval_seconds,
+    deadlineAt: BigInt(row.deadline_at),
+    keeper: row.keeper as Address,
+    recipient: row.recipient as Address,
+    recipientToken: row.recipient_token as Address | null,
+    platformWallet: row.platform_wallet as Address,
+    platformFeeToken: row.platform_fee_token as Address,
+    integratorWallet: row.integrator_wallet as Address,
+    integratorFeeToken: row.integrator_fee_token as Address,
+    screeningRequired: row.screening_required,
+    maxDepositLamports: BigInt(row.max_deposit_lamports),
+  };
 }
 
 /** Signatures the source reported and the service verified on chain. */
@@ -70,6 +115,48 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
         ],
       );
       return rows[0] ? toTransfer(rows[0]) : read(db, transferId);
+    },
+
+    /** Records the terms a prepare put into the route's creation, before its bundle is handed out. */
+    async recordRouteTerms(tx: Sql, transferId: number, terms: PreparedRouteTerms, now: Date): Promise<void> {
+      await tx.query(
+        `INSERT INTO route_terms (transfer_id, mint, amount_raw, hop_count, percent_fee_bps, integrator_share_bps,
+                                  flat_fee_per_hop_lamports, first_release_at, interval_seconds, deadline_at, keeper,
+                                  recipient, recipient_token, platform_wallet, platform_fee_token, integrator_wallet,
+                                  integrator_fee_token, screening_required, max_deposit_lamports, prepared_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+        [
+          transferId,
+          terms.mint,
+          terms.amount.toString(),
+          terms.hopCount,
+          terms.percentFeeBps,
+          terms.integratorShareBps,
+          terms.flatFeePerHopLamports.toString(),
+          terms.firstReleaseAt.toString(),
+          terms.intervalSecs,
+          terms.deadlineAt.toString(),
+          terms.keeper,
+          terms.recipient,
+          terms.recipientToken,
+          terms.platformWallet,
+          terms.platformFeeToken,
+          terms.integratorWallet,
+          terms.integratorFeeToken,
+          terms.screeningRequired,
+          terms.maxDepositLamports.toString(),
+          now,
+        ],
+      );
+    },
+
+    /** Every terms the transfer's prepares put into its route's creation, oldest first. */
+    async preparedRouteTerms(transferId: number): Promise<PreparedRouteTerms[]> {
+      const { rows } = await db.query<RouteTermsRow>(
+        'SELECT * FROM route_terms WHERE transfer_id = $1 ORDER BY id',
+        [transferId],
+      );
+      return rows.map(toRouteTerms);
     },
 
     /** The private key of a transfer's keeper, or null before the first prepare. */

@@ -119,7 +119,12 @@ describe('GET /usage', () => {
           'UPDATE transfers SET status = $2 WHERE id = $1 RETURNING *',
           [id, status],
         );
-        if (status === 'completed') await accrueRewards(tx, toTransfer(rows[0]!), t.clock.now());
+        const transfer = toTransfer(rows[0]!);
+        const shares = {
+          percentShareRaw: transfer.integratorPercentShareRaw,
+          flatShareLamports: transfer.integratorFlatShareLamports,
+        };
+        if (status === 'completed') await accrueRewards(tx, transfer, shares, t.clock.now());
       });
     // 100 A-tokens at 2 USD = 200 USD (standard, 100 bps): fee 1,000,000, integrator 300,000; flat 30,000 → 9,000.
     await setStatus((await create(caller, mintA, '100000000', '100', 3)).id, 'completed');

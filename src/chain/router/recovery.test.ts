@@ -10,6 +10,7 @@ async function snapshot(status: RouteStatus | null, openRoutes = 1): Promise<Rou
   const a = await Promise.all(Array.from({ length: 6 }, address));
   return {
     routeAddress: a[0]!,
+    stepAddresses: [a[3]!],
     route: status
       ? { lamports: 6_000_000n, data: { status, deadlineAt: 1000n, inOrchestrator: true } as Route }
       : null,

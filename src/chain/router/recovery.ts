@@ -9,7 +9,7 @@ import {
   type Step,
   TOKEN_ACCOUNT_SIZE,
 } from './accounts.ts';
-import { findRouteAddresses, type RouteAddresses } from './pda.ts';
+import { findRouteAddresses, findStepPda, type RouteAddresses } from './pda.ts';
 import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /*
@@ -22,6 +22,11 @@ export type AccountReader = (addresses: Address[]) => Promise<readonly MaybeEnco
 
 export interface RouteSnapshot {
   routeAddress: Address;
+  /**
+   * Every step state address of the route, in order: as many as the route on chain has steps (a
+   * route deployed by someone else may have more than its transfer), else as many as asked for.
+   */
+  stepAddresses: Address[];
   route: { lamports: bigint; data: Route } | null;
   /**
    * Custody and intermediate token accounts that exist: the lamports closing one returns to the
@@ -66,7 +71,19 @@ export async function readRouteSnapshot(
     a?.exists && a.programAddress === programAddress ? a : undefined;
   const routeOwned = owned(routeAccount);
   const route = routeOwned ? { lamports: routeOwned.lamports, data: decodeRoute(routeOwned.data) } : null;
-  const hopAccounts = route && route.data.hops.length > 0 ? await read(route.data.hops) : [];
+  // Steps beyond those asked for, when the route on chain has more, are read with its hops.
+  const extraSteps = await Promise.all(
+    Array.from({ length: Math.max(0, (route?.data.hopCount ?? 0) - stepAddresses.length) }, (_, i) =>
+      findStepPda(addresses.route[0], stepAddresses.length + i, programAddress).then(([a]) => a),
+    ),
+  );
+  const more =
+    route && route.data.hops.length + extraSteps.length > 0
+      ? await read([...route.data.hops, ...extraSteps])
+      : [];
+  const hopAccounts = more.slice(0, route?.data.hops.length ?? 0);
+  stepAccounts.push(...more.slice(route?.data.hops.length ?? 0));
+  stepAddresses.push(...extraSteps);
   const tokenAccounts = [custodyAccount, ...hopAccounts].flatMap((a) => {
     if (!a?.exists || a.data.length !== TOKEN_ACCOUNT_SIZE) return [];
     const { amount, isNative } = tokenDecoder.decode(a.data);
@@ -80,6 +97,7 @@ export async function readRouteSnapshot(
   const orchestratorOwned = owned(orchestratorAccount);
   return {
     routeAddress: addresses.route[0],
+    stepAddresses,
     route,
     tokenAccounts,
     steps,

@@ -19,6 +19,7 @@ import {
   verifyKeeperFunding,
 } from '../../../route/confirm.ts';
 import { readRoute } from '../../../route/route-reads.ts';
+import { type KeeperRefundDeps, refuseUnquotedRoute } from '../../../route/unquoted.ts';
 import type { RouteDeploymentStore } from '../../../store/route-deployments.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
 import type { ChangeRunner } from '../../idempotency.ts';
@@ -64,12 +65,13 @@ function notConfirmable(transfer: Transfer) {
  */
 export async function confirmBroadcastRoute(
   app: FastifyInstance,
-  deps: ConfirmDeps & {
-    transfers: TransferStore;
-    routes: RouteDeploymentStore;
-    runChange: ChangeRunner;
-    clock: Clock;
-  },
+  deps: ConfirmDeps &
+    KeeperRefundDeps & {
+      transfers: TransferStore;
+      routes: RouteDeploymentStore;
+      runChange: ChangeRunner;
+      clock: Clock;
+    },
 ) {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/transfers/:transferId/confirm-broadcast',
@@ -117,8 +119,16 @@ export async function confirmBroadcastRoute(
       const state =
         transfer.status === 'processing'
           ? null
-          : deploymentState(await readRoute(deps.chain, deps.programAddress, transfer, options), transfer);
-      if (state !== null && state.kind !== 'complete' && isExpiredQuote(transfer, now())) {
+          : deploymentState(
+              await readRoute(deps.chain, deps.programAddress, transfer, options),
+              transfer,
+              await deps.routes.preparedRouteTerms(transfer.id),
+            );
+      // A route with terms nobody quoted is never run: the keeper's lamports go back to the source
+      // and the transfer becomes recoverable, expired quote or not.
+      const refused =
+        state?.kind === 'unquoted' ? await refuseUnquotedRoute(deps, transfer, state.difference) : null;
+      if (state !== null && state.kind !== 'complete' && !refused && isExpiredQuote(transfer, now())) {
         throw new AppError(
           'MH_034',
           `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()} before its route was deployed.`,
@@ -151,6 +161,8 @@ export async function confirmBroadcastRoute(
               keeperDueAt: state.keeperDueAt,
               now: now(),
             })) ?? (await deps.routes.addSignatures(tx, transfer.id, signatures, now()));
+        } else if (refused) {
+          current = await deps.routes.markRecoverable(tx, transfer.id, { ...refused, now: now() });
         } else if (state.kind === 'partial') {
           current = await deps.routes.recordDeploying(tx, transfer.id, now());
         }

@@ -75,13 +75,15 @@ export async function prepareRoute(
       if (found.status !== 'quote' && found.status !== 'awaiting_signature') {
         return { transfer: transferView(found), preparedTxs: await nothingToDo(deps.chain, found, signal) };
       }
-      const { transfer, bundle } = await prepareBundle(deps, found, { signal });
+      const { transfer, bundle, terms } = await prepareBundle(deps, found, { signal });
       return deps.runChange(request, reply, async (tx) => {
+        const now = deps.clock.now();
+        if (terms) await deps.routes.recordRouteTerms(tx, transfer.id, terms, now);
         const prepared = bundle.resume.nothingToDo
           ? transfer
           : await deps.routes.recordPrepared(tx, transfer.id, {
               keeperFundingInBundle: bundle.keeperFundingTx !== null,
-              now: deps.clock.now(),
+              now,
             });
         // The expiry worker may have expired the quote while its bundle was built: a bundle handed
         // out now would put a route on chain that nothing watches.
