@@ -2,15 +2,18 @@ import {
   type Address,
   appendTransactionMessageInstructions,
   type Base64EncodedWireTransaction,
+  type Blockhash,
   compileTransaction,
   createNoopSigner,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
+  getTransactionMessageSize,
   type Instruction,
   partiallySignTransactionMessageWithSigners,
   pipe,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
+  type TransactionError,
 } from '@solana/kit';
 import {
   setTransactionMessageComputeUnitPrice,
@@ -20,6 +23,15 @@ import type { BlockhashLifetime, CallOptions, TransactionSimulator } from './typ
 
 /** Largest compute-unit limit a transaction may ask for. */
 const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
+
+/** The most bytes a transaction (signatures included) may have without lookup tables. */
+export const TRANSACTION_SIZE_LIMIT = 1232;
+
+/** Stands in for a blockhash where only a transaction's size matters (any blockhash has 32 bytes). */
+const SIZING_LIFETIME: BlockhashLifetime = {
+  blockhash: '11111111111111111111111111111111' as Blockhash,
+  lastValidBlockHeight: 0n,
+};
 
 /** What a transaction for someone else to sign is made of. */
 export interface UnsignedTransaction {
@@ -45,6 +57,18 @@ function messageOf(input: UnsignedTransaction) {
 }
 
 /**
+ * The size in bytes of a transaction of these instructions once every signature is in, with its
+ * compute-unit limit and price instructions (as every transaction the service builds has them).
+ */
+export function transactionSize(
+  input: Pick<UnsignedTransaction, 'feePayer' | 'instructions' | 'version'>,
+): number {
+  return getTransactionMessageSize(
+    messageOf({ ...input, lifetime: SIZING_LIFETIME, microLamportsPerCu: 1n, computeUnitLimit: 1 }),
+  );
+}
+
+/**
  * The transaction as wire bytes in base64, signed by every signer its instructions carry except
  * the fee payer (fresh account keys, a keeper), whose signature is left for its wallet to add;
  * with the number of signatures it carries once complete.
@@ -59,21 +83,28 @@ export async function partiallySigned(
   };
 }
 
+/** What simulating a transaction on the chain as it is now said: its error, or the units it used (if told). */
+export interface Simulation {
+  unitsConsumed: number | null;
+  error: TransactionError | null;
+}
+
 /**
- * The compute units the transaction needs, measured by simulating it on the chain as it is now
- * (signatures not checked, any recent blockhash), or null when it cannot run yet (it depends on
- * accounts an earlier transaction of the same bundle creates).
+ * Simulates the transaction on the chain as it is now (signatures not checked, any recent
+ * blockhash): the compute units it used, or its error (which may only mean it depends on accounts
+ * an earlier transaction of the same bundle creates).
  */
-export async function simulatedComputeUnits(
+export async function simulate(
   chain: TransactionSimulator,
   input: Omit<UnsignedTransaction, 'computeUnitLimit'>,
   options: CallOptions = {},
-): Promise<number | null> {
+): Promise<Simulation> {
   const transaction = compileTransaction(messageOf({ ...input, computeUnitLimit: MAX_COMPUTE_UNIT_LIMIT }));
   const result = await chain.simulateTransaction(getBase64EncodedWireTransaction(transaction), {
     ...options,
     sigVerify: false,
     replaceRecentBlockhash: true,
   });
-  return result.err === null && result.unitsConsumed !== null ? Number(result.unitsConsumed) : null;
+  if (result.err !== null) return { unitsConsumed: null, error: result.err };
+  return { unitsConsumed: result.unitsConsumed === null ? null : Number(result.unitsConsumed), error: null };
 }

@@ -10,11 +10,10 @@ import {
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
-  type TransactionError,
   type TransactionSigner,
 } from '@solana/kit';
 import { isChainError } from '../chain/errors.ts';
-import { ROUTER_ERRORS, routerErrorName } from '../chain/router/errors.ts';
+import { describeTransactionError as describeError } from '../chain/router/errors.ts';
 import type {
   BlockHeightReader,
   BlockhashReader,
@@ -31,15 +30,6 @@ export type TransactionChain = BlockhashReader &
 /** A platform transaction that the chain refused, or that failed or expired before confirmation. */
 export class PlatformTransactionError extends Error {
   override name = 'PlatformTransactionError';
-}
-
-/** A transaction error in words, naming the router program's error when it is one. */
-function describeError(error: TransactionError | undefined): string {
-  const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
-  const custom = (failed as { Custom?: number } | undefined)?.Custom;
-  const name = custom === undefined ? undefined : routerErrorName(Number(custom));
-  if (name) return `${name} (${ROUTER_ERRORS[Number(custom) as keyof typeof ROUTER_ERRORS].message})`;
-  return JSON.stringify(error ?? 'unknown error');
 }
 
 /**

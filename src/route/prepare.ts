@@ -5,30 +5,29 @@ import {
   createNoopSigner,
   generateKeyPairSigner,
   type Instruction,
+  type TransactionError,
 } from '@solana/kit';
-import { getTransferSolInstruction } from '@solana-program/system';
-import {
-  findAssociatedTokenPda,
-  getCloseAccountInstruction,
-  getCreateAssociatedTokenIdempotentInstruction,
-  getSyncNativeInstruction,
-  getTokenDecoder,
-  TOKEN_PROGRAM_ADDRESS,
-} from '@solana-program/token';
+import { findAssociatedTokenPda, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import {
   decodeRouterConfig,
   isNativeMint,
-  NATIVE_MINT_ADDRESS,
   ORCHESTRATOR_ACCOUNT_SIZE,
   ROUTE_ACCOUNT_SIZE,
   STEP_ACCOUNT_SIZE,
   TOKEN_ACCOUNT_SIZE,
 } from '../chain/router/accounts.ts';
 import { type DeploymentPlan, planDeployment } from '../chain/router/bundle.ts';
+import { describeTransactionError } from '../chain/router/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import type { RouteTerms } from '../chain/router/instructions.ts';
 import { findRouteAddresses } from '../chain/router/pda.ts';
-import { partiallySigned, simulatedComputeUnits, type UnsignedTransaction } from '../chain/transactions.ts';
+import {
+  partiallySigned,
+  simulate,
+  TRANSACTION_SIZE_LIMIT,
+  transactionSize,
+  type UnsignedTransaction,
+} from '../chain/transactions.ts';
 import type {
   AccountReader,
   BlockhashReader,
@@ -271,6 +270,7 @@ export async function prepareBundle(
   const sourceSigner = createNoopSigner(source);
   const missingHops =
     onChainRoute === null ? transfer.hops - 1 : transfer.hops - 1 - onChainRoute.hopsRegistered;
+  const feeTokenMissing = !feeTokenAccount?.exists;
   const plan = planDeployment({
     source: sourceSigner,
     keeper: route.keeper,
@@ -290,58 +290,40 @@ export async function prepareBundle(
       route: onChainRoute,
       orchestratorExists: snapshot.orchestrator !== null,
     },
+    createPlatformFeeToken: feeTokenMissing,
+    // A wrapped-SOL account the bundle opens is closed again once the route took its SOL.
+    ...(native ? { wrapSol: { amount: transfer.amountRaw, closeAfter: !sourceTokenAccount?.exists } } : {}),
     programAddress: platform.programAddress,
   });
-
-  const feeTokenMissing = !feeTokenAccount?.exists;
-  const createFeeToken = getCreateAssociatedTokenIdempotentInstruction({
-    payer: sourceSigner,
-    ata: platformFeeToken,
-    owner: platform.configAddress,
-    mint,
-  });
-  // Offered whenever the keeper lacks its funding, even under a deployed route: it pays every hop,
-  // and the route is not taken over without it.
-  const keeperFunding = plan.keeperFunding && [
-    ...(feeTokenMissing ? [createFeeToken] : []),
-    ...plan.keeperFunding,
-  ];
-  const routeInit = deploymentDone
-    ? []
-    : plan.routeInit.map((instructions, index) => {
-        if (index > 0 || onChainRoute !== null) return instructions;
-        return [
-          // The fee account is created with the keeper's funding unless the keeper was funded already.
-          ...(feeTokenMissing && !plan.keeperFunding ? [createFeeToken] : []),
-          ...(native ? wrapSol(sourceSigner, sourceToken, transfer.amountRaw) : []),
-          ...instructions,
-          // A wrapped-SOL account the bundle opened is closed again once the route took its SOL.
-          ...(native && !sourceTokenAccount?.exists
-            ? [getCloseAccountInstruction({ account: sourceToken, destination: source, owner: sourceSigner })]
-            : []),
-        ];
-      });
+  // Keeper funding is offered whenever the keeper lacks it, even under a deployed route: it pays
+  // every hop, and the route is not taken over without it.
+  const keeperFunding = plan.keeperFunding;
+  const routeInit = deploymentDone ? [] : plan.routeInit;
   const orchestratorInit = deploymentDone ? null : plan.orchestratorInit;
   const sessionInit = deploymentDone ? [] : plan.sessionInit;
+  const feeTokenUnits = (group: DeploymentPlan['platformFeeTokenIn']) =>
+    plan.platformFeeTokenIn === group ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0;
 
-  const build = (instructions: Instruction[], version: 0 | 'legacy', fallbackUnits: number) =>
+  const build = (name: string, instructions: Instruction[], version: 0 | 'legacy', fallbackUnits: number) =>
     buildTransaction(
       deps,
-      { feePayer: source, instructions, version, lifetime, microLamportsPerCu: price },
+      { name, feePayer: source, instructions, version, lifetime, microLamportsPerCu: price },
       fallbackUnits,
       options,
     );
   const [keeperFundingTx, routeInitTxs, orchestratorInitTx, sessionInitTxs] = await Promise.all([
     keeperFunding
       ? build(
+          'keeperFundingTx',
           keeperFunding,
           0,
-          COMPUTE_UNIT_LIMITS.keeperFunding + (feeTokenMissing ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0),
+          COMPUTE_UNIT_LIMITS.keeperFunding + feeTokenUnits('keeperFunding'),
         )
       : null,
     Promise.all(
       routeInit.map((instructions, index) =>
         build(
+          `routeInitTxs[${index}]`,
           instructions,
           0,
           // What route creation cannot simulate before the keeper funding lands (the platform's fee
@@ -350,13 +332,19 @@ export async function prepareBundle(
           index === 0 && onChainRoute === null
             ? COMPUTE_UNIT_LIMITS.createRoute +
                 (native ? COMPUTE_UNIT_LIMITS.wrapSol : 0) +
-                (feeTokenMissing && !plan.keeperFunding ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0)
+                feeTokenUnits('routeInit')
             : COMPUTE_UNIT_LIMITS.addHops,
         ),
       ),
     ),
-    orchestratorInit ? build(orchestratorInit, 'legacy', COMPUTE_UNIT_LIMITS.orchestratorInit) : null,
-    Promise.all(sessionInit.map((instructions) => build(instructions, 0, COMPUTE_UNIT_LIMITS.sessionInit))),
+    orchestratorInit
+      ? build('orchestratorInitTx', orchestratorInit, 'legacy', COMPUTE_UNIT_LIMITS.orchestratorInit)
+      : null,
+    Promise.all(
+      sessionInit.map((instructions, index) =>
+        build(`sessionInitTxs[${index}]`, instructions, 0, COMPUTE_UNIT_LIMITS.sessionInit),
+      ),
+    ),
   ]);
 
   const built = [keeperFundingTx, ...routeInitTxs, orchestratorInitTx, ...sessionInitTxs].flatMap((tx) =>
@@ -367,7 +355,7 @@ export async function prepareBundle(
     built,
     plan,
     keeperFunding: keeperFunding ? route.keeperFundingLamports : 0n,
-    feeTokenCreated: feeTokenMissing && (keeperFunding !== null || onChainRoute === null),
+    feeTokenCreated: plan.platformFeeTokenIn !== null,
     routeCreated: onChainRoute === null && !deploymentDone,
     missingHops: deploymentDone ? 0 : missingHops,
     missingSteps: deploymentDone ? 0 : transfer.hops - plan.resume.completedStepIndices.length,
@@ -383,6 +371,7 @@ export async function prepareBundle(
     price,
     rents,
   });
+  assertFirstSimulates(built);
 
   const nothingToDo = built.length === 0;
   return {
@@ -427,45 +416,54 @@ async function newKeeper(): Promise<{ address: Address; privateKey: Uint8Array }
   return { address, privateKey };
 }
 
-/** Moves `amount` lamports into the source's wrapped-SOL account (creating it if needed). */
-function wrapSol(
-  source: ReturnType<typeof createNoopSigner>,
-  account: Address,
-  amount: bigint,
-): Instruction[] {
-  return [
-    getCreateAssociatedTokenIdempotentInstruction({
-      payer: source,
-      ata: account,
-      owner: source.address,
-      mint: NATIVE_MINT_ADDRESS,
-    }),
-    getTransferSolInstruction({ source, destination: account, amount }),
-    getSyncNativeInstruction({ account }),
-  ];
-}
-
 /** A bundle transaction as handed out, with what its fees are counted from. */
 export interface BuiltTransaction {
+  /** Which transaction of the bundle it is, as the response names it (e.g. `routeInitTxs[1]`). */
+  name: string;
   base64: Base64EncodedWireTransaction;
   signatures: number;
   computeUnitLimit: number;
+  /** Why simulating it failed; it may only depend on a transaction before it in the bundle. */
+  simulationError: TransactionError | null;
 }
 
 /**
  * A bundle transaction with a compute-unit limit sized from simulating it (plus a tenth), or the
  * program's measured figure when it cannot run before earlier transactions of the bundle land.
+ * One that would exceed the size limit is refused (MH_031) before anything is asked of the chain.
  */
 export async function buildTransaction(
   deps: { chain: TransactionSimulator },
-  input: Omit<UnsignedTransaction, 'computeUnitLimit'>,
+  input: Omit<UnsignedTransaction, 'computeUnitLimit'> & { name: string },
   fallbackUnits: number,
   options: CallOptions,
 ): Promise<BuiltTransaction> {
-  const simulated = await simulatedComputeUnits(deps.chain, input, options);
-  const computeUnitLimit = simulated === null ? fallbackUnits : Math.ceil(simulated * 1.1) + 1_000;
-  const signed = await partiallySigned({ ...input, computeUnitLimit });
-  return { ...signed, computeUnitLimit };
+  const { name, ...transaction } = input;
+  const size = transactionSize(transaction);
+  if (size > TRANSACTION_SIZE_LIMIT) {
+    throw new AppError(
+      'MH_031',
+      `The bundle's ${name} would be ${size} bytes, above the ${TRANSACTION_SIZE_LIMIT} a transaction may hold. Nothing was handed out; report this with the transfer's supportBundleId.`,
+    );
+  }
+  const simulated = await simulate(deps.chain, transaction, options);
+  const computeUnitLimit =
+    simulated.unitsConsumed === null ? fallbackUnits : Math.ceil(simulated.unitsConsumed * 1.1) + 1_000;
+  const signed = await partiallySigned({ ...transaction, computeUnitLimit });
+  return { ...signed, name, computeUnitLimit, simulationError: simulated.error };
+}
+
+/**
+ * MH_031 when the bundle's first transaction fails its simulation: it depends on nothing else of
+ * the bundle, so it would fail on chain as well. (Later ones may only await what comes before.)
+ */
+function assertFirstSimulates(built: readonly BuiltTransaction[]): void {
+  const [first] = built;
+  if (!first?.simulationError) return;
+  throw new AppError(
+    'MH_031',
+    `The bundle's ${first.name} fails on the chain as it is now (${describeTransactionError(first.simulationError)}), so nothing was handed out. Call prepare again; if it persists, report it with the transfer's supportBundleId.`,
+  );
 }
 
 /**

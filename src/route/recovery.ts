@@ -182,7 +182,14 @@ export async function buildRecoveryBundle(
       const first = index === 0;
       const built = await buildTransaction(
         deps,
-        { feePayer: source, instructions, version: 0, lifetime, microLamportsPerCu: price },
+        {
+          name: `${kind === 'rescue' ? 'rescueTxs' : 'reclaimTxs'}[${index}]`,
+          feePayer: source,
+          instructions,
+          version: 0,
+          lifetime,
+          microLamportsPerCu: price,
+        },
         COMPUTE_UNIT_LIMITS.recovery +
           (first && (openSourceAta || holder) ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0) +
           (first && holder ? COMPUTE_UNIT_LIMITS.closeTokenAccount : 0),

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createNoopSigner, generateKeyPairSigner, type Instruction } from '@solana/kit';
+import fc from 'fast-check';
+import { TRANSACTION_SIZE_LIMIT, transactionSize } from '../transactions.ts';
 import { NATIVE_MINT_ADDRESS, type Route } from './accounts.ts';
 import { planDeployment, planRecovery } from './bundle.ts';
 import { RouterInstruction } from './instructions.ts';
@@ -66,6 +68,74 @@ test('deployment groups per hop count: one route-init transaction up to 6 hops, 
     assert.equal(created.length, hops - 1, 'every intermediate account signs exactly once');
   }
   assert.deepEqual(counts, [1, 1, 1, 1, 2, 2, 2, 2]);
+});
+
+test('every transaction of every bundle fits 1,232 bytes: any hop count, mint, resume point, fee account', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record({
+        hops: fc.integer({ min: 3, max: 10 }),
+        native: fc.boolean(),
+        keeperFunded: fc.boolean(),
+        feeTokenMissing: fc.boolean(),
+        wrappedAccountOpened: fc.boolean(),
+        orchestratorExists: fc.boolean(),
+        // How far an earlier broadcast got: no route, or intermediates and steps registered.
+        progress: fc.option(fc.record({ registered: fc.nat(), steps: fc.nat({ max: 1023 }) }), { nil: null }),
+      }),
+      async (c) => {
+        const base = await deploymentInput(c.hops);
+        const route =
+          c.progress &&
+          ({
+            status: 'deploying',
+            hopsRegistered: c.progress.registered % c.hops,
+            stepsLive:
+              c.progress.registered % c.hops === c.hops - 1 ? c.progress.steps & ((1 << c.hops) - 1) : 0,
+          } as Route);
+        const mint = c.native ? NATIVE_MINT_ADDRESS : base.mint;
+        const plan = planDeployment({
+          ...base,
+          mint,
+          terms: { ...base.terms, recipientToken: c.native ? null : base.terms.recipientToken },
+          onChain: { keeperFunded: c.keeperFunded, route, orchestratorExists: c.orchestratorExists },
+          createPlatformFeeToken: c.feeTokenMissing,
+          ...(c.native && !route ? { wrapSol: { amount: 5n, closeAfter: c.wrappedAccountOpened } } : {}),
+        });
+        const groups: [Instruction[], 0 | 'legacy'][] = [
+          ...(plan.keeperFunding ? [[plan.keeperFunding, 0] as [Instruction[], 0]] : []),
+          ...plan.routeInit.map((ixs) => [ixs, 0] as [Instruction[], 0]),
+          ...(plan.orchestratorInit ? [[plan.orchestratorInit, 'legacy'] as [Instruction[], 'legacy']] : []),
+          ...plan.sessionInit.map((ixs) => [ixs, 0] as [Instruction[], 0]),
+        ];
+        for (const [instructions, version] of groups) {
+          const size = transactionSize({ feePayer: base.source.address, instructions, version });
+          assert.ok(size <= TRANSACTION_SIZE_LIMIT, `${JSON.stringify(c)}: a transaction of ${size} bytes`);
+        }
+        // Every missing intermediate account is created once, and every missing step.
+        const registered = route?.hopsRegistered ?? 0;
+        const signers = plan.routeInit.flatMap((ixs) =>
+          ixs
+            .find((ix) => ix.programAddress === ROUTER_PROGRAM_ADDRESS)!
+            .accounts!.filter((a) => 'signer' in a && a.address !== base.source.address),
+        );
+        assert.equal(signers.length, c.hops - 1 - registered);
+        const stepsCreated = plan.sessionInit.flatMap((ixs) =>
+          [...ixs.at(-1)!.data!.slice(1)].filter((_, i) => i % 2 === 0),
+        );
+        const live = route?.stepsLive ?? 0;
+        assert.deepEqual(
+          stepsCreated,
+          Array.from({ length: c.hops }, (_, i) => i).filter((i) => (live & (1 << i)) === 0),
+        );
+        assert.equal(
+          plan.platformFeeTokenIn,
+          !c.feeTokenMissing ? null : !c.keeperFunded ? 'keeperFunding' : route ? null : 'routeInit',
+        );
+      },
+    ),
+    { numRuns: 300 },
+  );
 });
 
 test('a native-mint route creates no recipient token account; session init names the recipient wallet', async () => {

@@ -1,7 +1,12 @@
 import type { Address, Instruction, TransactionSigner } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
-import { getCreateAssociatedTokenIdempotentInstruction } from '@solana-program/token';
-import { isNativeMint, type Route } from './accounts.ts';
+import {
+  getCloseAccountInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getSyncNativeInstruction,
+} from '@solana-program/token';
+import { TRANSACTION_SIZE_LIMIT, transactionSize } from '../transactions.ts';
+import { isNativeMint, NATIVE_MINT_ADDRESS, type Route } from './accounts.ts';
 import {
   getAddHopsInstruction,
   getCloseOrchestratorInstruction,
@@ -17,12 +22,13 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /*
  * The transaction groups of a route's life, as lists of instructions per transaction (the caller
- * adds fee payer, blockhash and signatures). Group sizes are chosen so that every transaction of
- * a 10-hop route fits the 1232-byte limit without lookup tables, with room for a compute-budget
- * instruction; src/chain/router/bundle.test.ts and bench/program.ts measure them.
+ * adds fee payer, blockhash and signatures). Each transaction holds as much as fits the 1,232-byte
+ * limit without lookup tables, with both compute-budget instructions, up to the counts below:
+ * the planner measures every transaction it fills (src/chain/router/bundle.test.ts checks every
+ * combination, bench/program.ts reports the sizes).
  */
 
-/** Intermediate accounts created by the CreateRoute transaction (each adds a signature). */
+/** Intermediate accounts the CreateRoute transaction creates at most (each adds a signature). */
 export const MAX_HOPS_IN_CREATE_ROUTE_TX = 5;
 /**
  * The same on a native-mint route, whose CreateRoute transaction also wraps the source's SOL (and
@@ -30,7 +36,7 @@ export const MAX_HOPS_IN_CREATE_ROUTE_TX = 5;
  */
 export const MAX_HOPS_IN_NATIVE_CREATE_ROUTE_TX = 4;
 
-/** Intermediate accounts the CreateRoute transaction of a route on this mint creates. */
+/** Intermediate accounts the CreateRoute transaction of a route on this mint creates when nothing else shares it. */
 export function hopsInCreateRoute(native: boolean): number {
   return native ? MAX_HOPS_IN_NATIVE_CREATE_ROUTE_TX : MAX_HOPS_IN_CREATE_ROUTE_TX;
 }
@@ -65,6 +71,17 @@ export interface DeploymentInput {
    * true; never on a native-mint route, whose recipient receives SOL in its wallet).
    */
   createRecipientTokenAccount?: boolean;
+  /**
+   * The platform fee token account (the config's associated token account of the mint) is missing:
+   * the bundle creates it, with the keeper's funding when that is sent, else in the route's
+   * creation (the route needs it).
+   */
+  createPlatformFeeToken?: boolean;
+  /**
+   * A native-mint route's creation first wraps `amount` lamports in the source's token account;
+   * `closeAfter` when the bundle opens that account, which closes again once the route took them.
+   */
+  wrapSol?: { amount: bigint; closeAfter: boolean };
   programAddress?: Address;
 }
 
@@ -76,6 +93,8 @@ export interface DeploymentPlan {
   orchestratorInit: Instruction[] | null;
   /** Step states still missing (and the recipient's token account first, except on a native-mint route). */
   sessionInit: Instruction[][];
+  /** Which transaction creates the platform fee token account, if the bundle does. */
+  platformFeeTokenIn: 'keeperFunding' | 'routeInit' | null;
   resume: {
     routeAlreadyDeployed: boolean;
     existingHopCount: number;
@@ -83,6 +102,17 @@ export interface DeploymentPlan {
     completedStepIndices: number[];
     totalSteps: number;
   };
+}
+
+/**
+ * The longest prefix of `items` (at most `max`) whose transaction `fits`; a transaction of a
+ * deployment carries at least one item (one is far below the limit).
+ */
+function fitting<T>(items: readonly T[], max: number, fits: (take: readonly T[]) => boolean): T[] {
+  for (let count = Math.min(max, items.length); count > 1; count--) {
+    if (fits(items.slice(0, count))) return items.slice(0, count);
+  }
+  return items.slice(0, 1);
 }
 
 /** Splits a route's deployment into the prepared bundle's groups, skipping what exists on chain. */
@@ -97,6 +127,8 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
         : 'the route needs the recipient token account',
     );
   }
+  const fits = (instructions: readonly Instruction[]) =>
+    transactionSize({ feePayer: input.source.address, instructions, version: 0 }) <= TRANSACTION_SIZE_LIMIT;
   const recipientHolder = terms.recipientToken ?? terms.recipient;
   const intermediates = terms.hopCount - 1;
   const route = onChain.route;
@@ -107,13 +139,43 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
     throw new Error(`need ${missing} fresh hop signers, got ${input.hopSigners.length}`);
   }
   const signers = input.hopSigners.slice(0, missing);
+  const createFeeToken = input.createPlatformFeeToken
+    ? [
+        getCreateAssociatedTokenIdempotentInstruction({
+          payer: input.source,
+          ata: input.platformFeeToken,
+          owner: input.config,
+          mint: input.mint,
+        }),
+      ]
+    : [];
+  const platformFeeTokenIn = !input.createPlatformFeeToken
+    ? null
+    : !onChain.keeperFunded
+      ? 'keeperFunding'
+      : route === null
+        ? 'routeInit'
+        : null;
 
   const routeInit: Instruction[][] = [];
   let registered = existingHopCount;
   let pending = signers;
   if (route === null) {
-    const first = pending.slice(0, hopsInCreateRoute(native));
-    routeInit.push([
+    const before = [
+      ...(platformFeeTokenIn === 'routeInit' ? createFeeToken : []),
+      ...(input.wrapSol ? wrapSol(input.source, input.sourceToken, input.wrapSol.amount) : []),
+    ];
+    const after = input.wrapSol?.closeAfter
+      ? [
+          getCloseAccountInstruction({
+            account: input.sourceToken,
+            destination: input.source.address,
+            owner: input.source,
+          }),
+        ]
+      : [];
+    const createRoute = (hops: readonly TransactionSigner[]) => [
+      ...before,
       getCreateRouteInstruction(
         {
           source: input.source,
@@ -124,37 +186,53 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
           config: input.config,
           platformFeeToken: input.platformFeeToken,
           integratorFeeToken: input.integratorFeeToken,
-          hops: first,
+          hops,
           terms,
         },
         programAddress,
       ),
-    ]);
+      ...after,
+    ];
+    const first = fitting(pending, MAX_HOPS_IN_CREATE_ROUTE_TX, (hops) => fits(createRoute(hops)));
+    routeInit.push(createRoute(first));
     registered += first.length;
     pending = pending.slice(first.length);
   }
-  for (const hops of chunk(pending, MAX_HOPS_IN_ADD_HOPS_TX)) {
-    routeInit.push([
-      getAddHopsInstruction(
-        {
-          source: input.source,
-          route: addresses.route[0],
-          mint: input.mint,
-          existingHopCount: registered,
-          hops,
-        },
-        programAddress,
-      ),
-    ]);
+  const addHops = (hops: readonly TransactionSigner[]) => [
+    getAddHopsInstruction(
+      {
+        source: input.source,
+        route: addresses.route[0],
+        mint: input.mint,
+        existingHopCount: registered,
+        hops,
+      },
+      programAddress,
+    ),
+  ];
+  while (pending.length > 0) {
+    const hops = fitting(pending, MAX_HOPS_IN_ADD_HOPS_TX, (take) => fits(addHops(take)));
+    routeInit.push(addHops(hops));
     registered += hops.length;
+    pending = pending.slice(hops.length);
   }
 
   const stepsLive = route?.stepsLive ?? 0;
   const allSteps = Array.from({ length: terms.hopCount }, (_, index) => index);
   const completedStepIndices = allSteps.filter((i) => (stepsLive & (1 << i)) !== 0);
-  const missingSteps = deploying ? allSteps.filter((i) => (stepsLive & (1 << i)) === 0) : [];
-  const sessionInit = chunk(missingSteps, MAX_STEPS_IN_INIT_STEPS_TX).map((indices, n) => {
-    const initSteps = getInitStepsInstruction(
+  let missingSteps = deploying ? allSteps.filter((i) => (stepsLive & (1 << i)) === 0) : [];
+  const session = (indices: readonly number[], first: boolean) => [
+    ...(first && !native && (input.createRecipientTokenAccount ?? true)
+      ? [
+          getCreateAssociatedTokenIdempotentInstruction({
+            payer: input.source,
+            ata: recipientHolder,
+            owner: terms.recipient,
+            mint: input.mint,
+          }),
+        ]
+      : []),
+    getInitStepsInstruction(
       {
         source: input.source,
         route: addresses.route[0],
@@ -163,25 +241,21 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
         steps: indices.map((index) => ({ index, pda: addresses.steps[index]! })),
       },
       programAddress,
-    );
-    const createRecipient =
-      n === 0 && !native && (input.createRecipientTokenAccount ?? true)
-        ? [
-            getCreateAssociatedTokenIdempotentInstruction({
-              payer: input.source,
-              ata: recipientHolder,
-              owner: terms.recipient,
-              mint: input.mint,
-            }),
-          ]
-        : [];
-    return [...createRecipient, initSteps];
-  });
+    ),
+  ];
+  const sessionInit: Instruction[][] = [];
+  while (missingSteps.length > 0) {
+    const first = sessionInit.length === 0;
+    const indices = fitting(missingSteps, MAX_STEPS_IN_INIT_STEPS_TX, (take) => fits(session(take, first)));
+    sessionInit.push(session(indices, first));
+    missingSteps = missingSteps.slice(indices.length);
+  }
 
   return {
     keeperFunding: onChain.keeperFunded
       ? null
       : [
+          ...(platformFeeTokenIn === 'keeperFunding' ? createFeeToken : []),
           getTransferSolInstruction({
             source: input.source,
             destination: input.keeper,
@@ -198,6 +272,7 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
           ),
         ],
     sessionInit,
+    platformFeeTokenIn,
     resume: {
       routeAlreadyDeployed: route !== null && existingHopCount === intermediates,
       existingHopCount,
@@ -206,6 +281,20 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
       totalSteps: terms.hopCount,
     },
   };
+}
+
+/** Moves `amount` lamports into the source's wrapped-SOL account (creating it if needed). */
+function wrapSol(source: TransactionSigner, account: Address, amount: bigint): Instruction[] {
+  return [
+    getCreateAssociatedTokenIdempotentInstruction({
+      payer: source,
+      ata: account,
+      owner: source.address,
+      mint: NATIVE_MINT_ADDRESS,
+    }),
+    getTransferSolInstruction({ source, destination: account, amount }),
+    getSyncNativeInstruction({ account }),
+  ];
 }
 
 /** Every live account of a route the program can close: token accounts first (they hold tokens), then steps. */

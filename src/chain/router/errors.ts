@@ -1,4 +1,4 @@
-import { isSolanaError, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM } from '@solana/kit';
+import { isSolanaError, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, type TransactionError } from '@solana/kit';
 import * as splToken from '@solana-program/token';
 
 /**
@@ -138,4 +138,14 @@ export function describeRouterFailure(code: number): string {
   if (name) return `${name}: ${ROUTER_ERRORS[code as RouterErrorCode].message}`;
   const token = TOKEN_ERROR_NAMES.get(code);
   return token ? `SPL Token: ${token}` : `custom program error ${code}`;
+}
+
+/** A transaction's error in words, naming the router's (or SPL Token's) error when it is one. */
+export function describeTransactionError(error: TransactionError | undefined): string {
+  const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
+  const custom = (failed as { Custom?: number | bigint } | undefined)?.Custom;
+  if (custom !== undefined) return describeRouterFailure(Number(custom));
+  return JSON.stringify(error ?? 'unknown error', (_, value) =>
+    typeof value === 'bigint' ? value.toString() : value,
+  );
 }
