@@ -20,6 +20,15 @@ export async function listen(t: TestApp): Promise<string> {
   return t.app.listen({ port: 0, host: '127.0.0.1' });
 }
 
+/**
+ * Stops the service as an outage would: its API stops answering and its keeper stops (tests run
+ * workers only through `runOnce`, so no other worker runs); the chain and its RPC endpoint stay.
+ */
+export async function stopService(t: TestApp): Promise<void> {
+  await t.app.close();
+  await t.keeper.stop();
+}
+
 /** A client of the listening app with `caller`'s key. */
 export function clientFor(
   baseUrl: string,

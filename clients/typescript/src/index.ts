@@ -10,6 +10,21 @@ export {
   signAndBroadcastBundle,
 } from './bundle.ts';
 export {
+  type ChainRecoveryOptions,
+  type ChainRecoveryProgress,
+  type ChainRecoveryResult,
+  type ChainRecoveryRpc,
+  type ChainRecoveryTransaction,
+  type RouteLocator,
+  reclaimRentFromChain,
+  rescueFromChain,
+} from './chain-recovery.ts';
+export {
+  ChainRecoveryError,
+  type ChainRecoveryErrorCode,
+  isChainRecoveryError,
+} from './chain-recovery-error.ts';
+export {
   type CallOptions,
   type ConfirmBroadcastRequest,
   type ConfirmFundingRequest,
@@ -48,6 +63,13 @@ export {
   reclaimRent,
   rescue,
 } from './recovery.ts';
+export {
+  decodeRouteAccount,
+  findRouteAddress,
+  type RecoveryReturn,
+  type RouteAccount,
+  type RouteStatus,
+} from './router.ts';
 export { TransferWaitError, type WaitForTransferOptions, waitForTransfer } from './wait.ts';
 export {
   createWebhookReceiver,
