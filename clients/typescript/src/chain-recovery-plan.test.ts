@@ -8,13 +8,13 @@ import {
   getTransactionSize,
   type Instruction,
 } from '@solana/kit';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import {
   planChainRecovery,
   type RecoveryPlanInput,
   recoveryTransactionMessage,
 } from './chain-recovery-plan.ts';
-import { NATIVE_MINT_ADDRESS } from './programs.ts';
-import { type RouteAccount, TOKEN_PROGRAM_ADDRESS } from './router.ts';
+import { NATIVE_MINT_ADDRESS, type RouteAccount } from './router.ts';
 
 const fresh = async () => (await generateKeyPairSigner()).address;
 const freshList = (count: number) => Promise.all(Array.from({ length: count }, fresh));

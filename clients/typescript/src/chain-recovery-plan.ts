@@ -10,13 +10,17 @@ import {
   type TransactionSigner,
 } from '@solana/kit';
 import {
-  getCloseTokenAccountInstruction,
-  getCreateAssociatedTokenIdempotentInstruction,
-  getCreateTokenAccountInstruction,
-  getInitializeTokenAccountInstruction,
   getSetComputeUnitLimitInstruction,
   getSetComputeUnitPriceInstruction,
-} from './programs.ts';
+} from '@solana-program/compute-budget';
+import { getCreateAccountInstruction } from '@solana-program/system';
+import {
+  getCloseAccountInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getInitializeAccount3Instruction,
+  getTokenSize,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token';
 import {
   type ChainRecoveryKind,
   getRecoveryInstruction,
@@ -91,7 +95,7 @@ export function planChainRecovery(input: RecoveryPlanInput): PlannedTransaction[
       before.push(
         getCreateAssociatedTokenIdempotentInstruction({
           payer: input.source,
-          account: input.sourceToken,
+          ata: input.sourceToken,
           owner: input.source.address,
           mint: input.route.mint,
         }),
@@ -101,8 +105,14 @@ export function planChainRecovery(input: RecoveryPlanInput): PlannedTransaction[
     if (first && input.unwrap) {
       const { holder, rent } = input.unwrap;
       before.push(
-        getCreateTokenAccountInstruction({ payer: input.source, account: holder, lamports: rent }),
-        getInitializeTokenAccountInstruction({
+        getCreateAccountInstruction({
+          payer: input.source,
+          newAccount: holder,
+          lamports: rent,
+          space: getTokenSize(),
+          programAddress: TOKEN_PROGRAM_ADDRESS,
+        }),
+        getInitializeAccount3Instruction({
           account: holder.address,
           mint: input.route.mint,
           owner: input.source.address,
@@ -110,7 +120,7 @@ export function planChainRecovery(input: RecoveryPlanInput): PlannedTransaction[
       );
       // Closing is how SPL Token unwraps: the holder's rent and the SOL go to the wallet at once.
       after.push(
-        getCloseTokenAccountInstruction({
+        getCloseAccountInstruction({
           account: holder.address,
           destination: input.source.address,
           owner: input.source,
@@ -134,8 +144,10 @@ export function recoveryTransactionMessage(input: {
   computeUnitPrice: bigint | undefined;
 }) {
   const budget = [
-    getSetComputeUnitLimitInstruction(input.computeUnits),
-    ...(input.computeUnitPrice ? [getSetComputeUnitPriceInstruction(input.computeUnitPrice)] : []),
+    getSetComputeUnitLimitInstruction({ units: input.computeUnits }),
+    ...(input.computeUnitPrice
+      ? [getSetComputeUnitPriceInstruction({ microLamports: input.computeUnitPrice })]
+      : []),
   ];
   return pipe(
     createTransactionMessage({ version: 0 }),

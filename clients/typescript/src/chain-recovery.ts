@@ -30,13 +30,13 @@ import {
   signTransactionMessageWithSigners,
   type TransactionPartialSigner,
 } from '@solana/kit';
+import { findAssociatedTokenPda, getTokenSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { assertRecoveryAllowed, ChainRecoveryError } from './chain-recovery-error.ts';
 import {
   type PlannedTransaction,
   planChainRecovery,
   recoveryTransactionMessage,
 } from './chain-recovery-plan.ts';
-import { findAssociatedTokenAddress, NATIVE_MINT_ADDRESS, TOKEN_ACCOUNT_SIZE } from './programs.ts';
 import {
   type ChainRecoveryKind,
   decodeOrchestratorAccount,
@@ -46,6 +46,7 @@ import {
   findOrchestratorAddress,
   findRouteAddress,
   liveTokenAccounts,
+  NATIVE_MINT_ADDRESS,
   type RecoveryReturn,
   type RouteAccount,
   type RouteStatus,
@@ -182,7 +183,7 @@ async function readRoute(options: ChainRecoveryOptions): Promise<RouteRead> {
 }
 
 const tokenAmount = (account: MaybeEncodedAccount | undefined) =>
-  account?.exists && account.data.length === Number(TOKEN_ACCOUNT_SIZE)
+  account?.exists && account.data.length === getTokenSize()
     ? getU64Decoder().decode(account.data, TOKEN_AMOUNT_OFFSET)
     : 0n;
 
@@ -197,7 +198,11 @@ async function planFor(
   const tokenAccounts = liveTokenAccounts(route);
   const [orchestrator, sourceAta, steps] = await Promise.all([
     findOrchestratorAddress(programAddress, signer.address),
-    findAssociatedTokenAddress(signer.address, route.mint),
+    findAssociatedTokenPda({
+      owner: signer.address,
+      mint: route.mint,
+      tokenProgram: TOKEN_PROGRAM_ADDRESS,
+    }).then(([address]) => address),
     findLiveStepAddresses(programAddress, address, route),
   ]);
   const [orchestratorAccount, keeperAccount, sourceAtaAccount, ...tokenAccountsRead] =
@@ -216,7 +221,7 @@ async function planFor(
       ? {
           holder: await generateKeyPairSigner(),
           rent: await rpc
-            .getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE)
+            .getMinimumBalanceForRentExemption(BigInt(getTokenSize()))
             .send(options.signal ? { abortSignal: options.signal } : {}),
         }
       : null;

@@ -23,6 +23,7 @@ import {
   type ReadonlyUint8Array,
   type TransactionSigner,
 } from '@solana/kit';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 
 /*
  * What a wallet needs of the router program to take its funds back on its own: the route and
@@ -222,7 +223,8 @@ export async function findLiveStepAddresses(
   );
 }
 
-export const TOKEN_PROGRAM_ADDRESS = address('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
+/** The native mint: a route on it moves wrapped SOL and delivers SOL. */
+export const NATIVE_MINT_ADDRESS = address('So11111111111111111111111111111111111111112');
 const RESCUE = 9;
 const RECLAIM = 10;
 /** Flags bit 0: also close the orchestrator config if no route of the source stays open. */
