@@ -97,9 +97,12 @@ export async function rescueRoutes(app: FastifyInstance, deps: RecoveryRouteDeps
             }),
           );
         }
+        const keeperLeft = read.snapshot.keeper.lamports;
         throw new AppError(
           'MH_081',
-          `Nothing is left to rescue: the route of transfer ${routed.id} is closed on chain and its keeper holds nothing.`,
+          keeperLeft > 0n
+            ? `Nothing is left to rescue: the route of transfer ${routed.id} is closed on chain. Its keeper's ${keeperLeft} lamports come back with reclaim-rent.`
+            : `Nothing is left to rescue: the route of transfer ${routed.id} is closed on chain and its keeper holds nothing.`,
           { param: 'transferId' },
         );
       }
