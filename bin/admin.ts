@@ -24,10 +24,14 @@ Commands:
                                                                  and balances, and what is missing)
   platform init                                                 (creates the protocol config, or updates it to
                                                                  the service's keys; exits 1 when it cannot)
+  platform withdraw --to <wallet> [--lamports <n>] [--mint <mint> --amount <raw>]
+                                                                (withdraws the platform's own earnings from the
+                                                                 protocol config; refused when it would take
+                                                                 what integrators are owed)
   rewards show <integrationId>                                  (rewards wallet, balances and latest claims,
                                                                  test and live)
   rewards coverage                                              (what integrators are owed against what the
-                                                                 platform fee accounts hold)
+                                                                 platform's earnings hold)
 
 Options:
   --url <url>       the service (default $TRANSFER_ROUTER_URL, else http://$HOST:$PORT when PORT is set,
@@ -38,7 +42,18 @@ Options:
 type Call = { method: 'GET' | 'POST' | 'PATCH'; path: string; body?: unknown };
 
 /** Maps the command line to one admin API call. */
-function toCall(positionals: string[], values: { name?: string; settings?: string; mode?: string }): Call {
+function toCall(
+  positionals: string[],
+  values: {
+    name?: string;
+    settings?: string;
+    mode?: string;
+    to?: string;
+    lamports?: string;
+    mint?: string;
+    amount?: string;
+  },
+): Call {
   const [group, action, id] = positionals;
   const need = (value: string | undefined, what: string) => {
     if (!value) throw new UsageError(`missing ${what}`);
@@ -86,6 +101,20 @@ function toCall(positionals: string[], values: { name?: string; settings?: strin
       return { method: 'GET', path: '/admin/v1/platform' };
     case 'platform init':
       return { method: 'POST', path: '/admin/v1/platform/init' };
+    case 'platform withdraw':
+      if (values.lamports === undefined && values.mint === undefined)
+        throw new UsageError('give --lamports, or --mint and --amount, or both');
+      if ((values.mint === undefined) !== (values.amount === undefined))
+        throw new UsageError('give --mint and --amount together');
+      return {
+        method: 'POST',
+        path: '/admin/v1/platform/withdraw',
+        body: {
+          destination: need(values.to, '--to <wallet>'),
+          ...(values.lamports === undefined ? {} : { lamports: values.lamports }),
+          ...(values.mint === undefined ? {} : { mint: values.mint, amountRaw: values.amount }),
+        },
+      };
     case 'rewards show':
       return { method: 'GET', path: `/admin/v1/integrations/${need(id, '<integrationId>')}/rewards` };
     case 'rewards coverage':
@@ -134,6 +163,10 @@ async function run(argv: string[]): Promise<number> {
       name: { type: 'string' },
       settings: { type: 'string' },
       mode: { type: 'string' },
+      to: { type: 'string' },
+      lamports: { type: 'string' },
+      mint: { type: 'string' },
+      amount: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

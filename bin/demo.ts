@@ -66,8 +66,8 @@ Options:
                       account before the last hop)
   --url <url>         the service (default $TRANSFER_ROUTER_URL, else the local service)
   --key <key>         an API key (default $TRANSFER_ROUTER_KEY, else a new test key)
-  --admin-token <t>   to create that key and show the platform's fee accounts
-                      (default $ADMIN_TOKEN, else $DATA_DIR/admin-token)
+  --admin-token <t>   to create that key and show the platform's earnings (the protocol config's
+                      lamports and token account) (default $ADMIN_TOKEN, else $DATA_DIR/admin-token)
   --rpc <url>         the chain's JSON-RPC endpoint (default $SOLANA_RPC_URL, else the local service's)
   --time-travel       on the local chain only: move its clock to each hop's due time instead of
                       waiting for it (the tests use this)
@@ -330,18 +330,14 @@ async function run(argv: string[]): Promise<number> {
   });
   out.field('transfer', `${created.id} (${created.status}, priced until ${created.expiresAt})`);
 
-  const feeWallet = where.adminToken
-    ? (
-        await admin<{ wallets: { feeWallet: { address: Address } } }>(
-          where.service.url,
-          where.adminToken,
-          'GET',
-          '/platform',
-        )
-      ).wallets.feeWallet.address
+  // The platform's earnings: the router program settles its fees into the protocol config and the
+  // config's token account of the mint.
+  const config = where.adminToken
+    ? (await admin<{ config: { address: Address } }>(where.service.url, where.adminToken, 'GET', '/platform'))
+        .config.address
     : undefined;
-  const [feeTokens] = feeWallet
-    ? await findAssociatedTokenPda({ owner: feeWallet, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS })
+  const [earningsTokens] = config
+    ? await findAssociatedTokenPda({ owner: config, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS })
     : [undefined];
   const lamportsOf = async (address: Address) => (await rpc.getBalance(address).send()).value;
   const tokensOf = async (owner: Address) => {
@@ -356,8 +352,8 @@ async function run(argv: string[]): Promise<number> {
     sourceSol: await lamportsOf(source.address),
     sourceTokens: opts.sol ? 0n : await tokensOf(source.address),
     recipient: await received(),
-    feeTokens: feeWallet ? await tokensOf(feeWallet) : 0n,
-    feeWallet: feeWallet ? await lamportsOf(feeWallet) : 0n,
+    earningsTokens: config ? await tokensOf(config) : 0n,
+    earningsLamports: config ? await lamportsOf(config) : 0n,
   });
   const before = await balances();
 
@@ -557,27 +553,27 @@ async function run(argv: string[]): Promise<number> {
         units(after.recipient),
         change(after.recipient - before.recipient, units),
       ],
-      ...(feeWallet && feeTokens
+      ...(config && earningsTokens
         ? [
             [
-              'platform fee account',
-              feeTokens,
-              units(before.feeTokens),
-              units(after.feeTokens),
-              change(after.feeTokens - before.feeTokens, units),
+              'platform earnings (tokens)',
+              earningsTokens,
+              units(before.earningsTokens),
+              units(after.earningsTokens),
+              change(after.earningsTokens - before.earningsTokens, units),
             ],
             [
-              'platform fee wallet',
-              feeWallet,
-              sol(before.feeWallet),
-              sol(after.feeWallet),
-              change(after.feeWallet - before.feeWallet, sol),
+              'platform earnings (SOL)',
+              config,
+              sol(before.earningsLamports),
+              sol(after.earningsLamports),
+              change(after.earningsLamports - before.earningsLamports, sol),
             ],
           ]
         : []),
     ],
   );
-  if (!feeWallet) out.note('the platform fee accounts are shown with the admin token (--admin-token)');
+  if (!config) out.note("the platform's earnings are shown with the admin token (--admin-token)");
   return recovered.status === (opts.fail ? 'refunded' : 'completed') ? 0 : 1;
 }
 

@@ -289,7 +289,7 @@ export async function startService(
             db,
             rewards: store.rewards,
             chain: chain.chain,
-            feeWallet: platform.feeWalletSigner,
+            platform,
             clock,
             metrics,
             log: logger.child({ worker: 'reward-claims' }),

@@ -304,12 +304,12 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         runChange: createChangeRunner(idempotency),
         clock: deps.clock,
         minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
-        feeWallet: deps.platform.feeWallet,
+        platform: deps.platform,
         claims: {
           db: deps.db,
           rewards: deps.store.rewards,
           chain: deps.chain,
-          feeWallet: deps.platform.feeWalletSigner,
+          platform: deps.platform,
           clock: deps.clock,
         },
       });
@@ -340,12 +340,13 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         await admin.register(adminPlatformRoutes, {
           platform: deps.platform,
           platformAdmin: deps.platformAdmin,
+          earnings: { db: deps.db, rewards: deps.store.rewards, chain: deps.chain, platform: deps.platform },
         });
         await admin.register(adminRewardRoutes, {
           integrations: deps.store.integrations,
           rewards: deps.store.rewards,
           chain: deps.chain,
-          feeWallet: deps.platform.feeWallet,
+          config: deps.platform.configAddress,
           minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
         });
       },

@@ -13,7 +13,10 @@ export interface PlatformKeys {
   /** The config admin; on the embedded chain also the program's upgrade authority. */
   admin: KeypairBytes;
   screeningAuthority: KeypairBytes;
-  /** The platform fee wallet: receives both fee shares on chain, pays integrator reward claims. */
+  /**
+   * The platform fee wallet: the config's platform wallet, which signs the withdrawals of the fees
+   * the config holds and pays integrator reward payouts' network fees.
+   */
   feeWallet: KeypairBytes;
 }
 
@@ -38,10 +41,10 @@ export interface Platform {
   programAddress: Address;
   /** The router program's ProgramData account (names its upgrade authority). */
   programDataAddress: Address;
-  /** The protocol config PDA `["config"]`. */
+  /** The protocol config PDA `["config"]`: it and its token accounts hold the fees of settled routes. */
   configAddress: Address;
   configBump: ProgramDerivedAddressBump;
-  /** The platform fee wallet: receives flat fees, owns the fee token accounts. */
+  /** The platform fee wallet: the config's platform wallet, the only key that can withdraw the fees. */
   feeWallet: Address;
   /** SCREENING for this cluster. */
   screeningRequired: boolean;
@@ -53,7 +56,7 @@ export interface Platform {
   admin: KeyPairSigner;
   /** Signs ScreenRoute verdicts. */
   screeningAuthority: KeyPairSigner;
-  /** The fee wallet's signer (pays integrator reward claims). */
+  /** The fee wallet's signer: signs withdrawals from the config (reward payouts, the platform's own). */
   feeWalletSigner: KeyPairSigner;
 }
 

@@ -1,5 +1,5 @@
 import type { Address, EncodedAccount } from '@solana/kit';
-import { CONFIG_ACCOUNT_SIZE, decodeRouterConfig } from '../chain/router/accounts.ts';
+import { CONFIG_ACCOUNT_SIZE, decodeRouterConfig, TOKEN_ACCOUNT_SIZE } from '../chain/router/accounts.ts';
 import type { AccountReader, CallOptions, RentReader } from '../chain/types.ts';
 import { LAMPORTS_PER_SIGNATURE } from '../domain/route.ts';
 import type { Platform } from './platform.ts';
@@ -82,7 +82,7 @@ export interface PlatformStatus {
     differences: (keyof ConfigValues)[];
   };
   wallets: Record<PlatformRole, { address: Address; lamports: bigint }>;
-  /** Empty when the platform is ready for routes. */
+  /** Empty when the platform is ready for routes and reward claims. */
   problems: PlatformProblem[];
 }
 
@@ -143,7 +143,7 @@ export async function readPlatformStatus(
   options: CallOptions = {},
 ): Promise<PlatformStatus> {
   const roleAddresses = platformAddresses(platform);
-  const [accounts, walletRent, configRent] = await Promise.all([
+  const [accounts, walletRent, configRent, tokenAccountRent] = await Promise.all([
     chain.getAccounts(
       [
         platform.programAddress,
@@ -155,6 +155,7 @@ export async function readPlatformStatus(
     ),
     chain.getMinimumBalanceForRentExemption(0, options),
     chain.getMinimumBalanceForRentExemption(CONFIG_ACCOUNT_SIZE, options),
+    chain.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE, options),
   ]);
   const [programAccount, programDataAccount, configAccount, ...walletAccounts] = accounts;
   const deployment = readProgramDeployment(programAccount ?? null, programDataAccount ?? null);
@@ -222,18 +223,24 @@ export async function readPlatformStatus(
       }
     }
   }
-  const needsFunds: [PlatformRole, string][] = [
-    ['feeWallet', 'settlements pay it the flat fees, which fails while it holds less'],
-    ...(platform.screeningRequired
-      ? ([['screeningAuthority', 'it pays the fee of every screening verdict']] as [PlatformRole, string][])
-      : []),
-  ];
-  for (const [role, why] of needsFunds) {
-    if (wallets[role].lamports >= walletRent) continue;
+  // Settlements pay into the config, never into a wallet. The fee wallet signs withdrawals from it
+  // and pays each reward payout's network fee; a payout of wrapped SOL borrows from it the rent of
+  // the account that unwraps it, beyond what the claim's own lamports cover (back within the same
+  // transaction). A token account's rent is more than an empty wallet's rent-exempt minimum, so a
+  // wallet that holds it after the fee stays rent exempt too.
+  const feeWalletNeeds = tokenAccountRent + LAMPORTS_PER_SIGNATURE;
+  if (wallets.feeWallet.lamports < feeWalletNeeds) {
     problems.push({
       code: 'wallet_unfunded',
-      role,
-      message: `The ${PLATFORM_ROLE_NAMES[role]} ${wallets[role].address} holds ${lamportsText(wallets[role].lamports)}, less than a wallet's rent-exempt minimum (${lamportsText(walletRent)}); ${why}: fund it.`,
+      role: 'feeWallet',
+      message: `The ${PLATFORM_ROLE_NAMES.feeWallet} ${wallets.feeWallet.address} holds ${lamportsText(wallets.feeWallet.lamports)}, less than ${lamportsText(feeWalletNeeds)}: it pays each reward payout's network fee (${lamportsText(LAMPORTS_PER_SIGNATURE)}) and lends a payout of wrapped SOL up to a token account's rent (${lamportsText(tokenAccountRent)}, back in the same transaction), so reward claims fail (their amounts stay claimable) until it holds that; routes do not depend on it: fund it.`,
+    });
+  }
+  if (platform.screeningRequired && wallets.screeningAuthority.lamports < walletRent) {
+    problems.push({
+      code: 'wallet_unfunded',
+      role: 'screeningAuthority',
+      message: `The ${PLATFORM_ROLE_NAMES.screeningAuthority} ${wallets.screeningAuthority.address} holds ${lamportsText(wallets.screeningAuthority.lamports)}, less than a wallet's rent-exempt minimum (${lamportsText(walletRent)}); it pays the fee of every screening verdict: fund it.`,
     });
   }
 

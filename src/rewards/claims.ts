@@ -1,14 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type {
-  Address,
-  Base64EncodedWireTransaction,
-  Signature,
-  TransactionError,
-  TransactionSigner,
-} from '@solana/kit';
+import type { Address, Base64EncodedWireTransaction, Signature, TransactionError } from '@solana/kit';
+import { associatedTokenAccount } from '../chain/earnings.ts';
 import { isChainError } from '../chain/errors.ts';
-import { rewardPayoutInstructions, signPayout, walletTokenAccount } from '../chain/reward-payout.ts';
+import { rewardPayoutInstructions, signPayout } from '../chain/reward-payout.ts';
 import { isNativeMint, TOKEN_ACCOUNT_SIZE } from '../chain/router/accounts.ts';
 import type {
   AccountReader,
@@ -22,6 +17,7 @@ import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Owner } from '../domain/integration.ts';
 import { planClaim, type RewardBalances, type RewardClaim, type WalletFacts } from '../domain/rewards.ts';
+import type { Platform } from '../platform/platform.ts';
 import type { Db } from '../store/db.ts';
 import type { RewardStore } from '../store/rewards.ts';
 
@@ -35,8 +31,11 @@ export interface ClaimDeps {
     BlockHeightReader &
     SignatureStatusReader &
     TransactionSender;
-  /** The platform fee wallet, which holds the fees and signs payouts. */
-  feeWallet: TransactionSigner;
+  /**
+   * The router program, its protocol config (which holds the fees the claims pay) and the fee
+   * wallet's signer (the config's platform wallet: it signs the withdrawals and pays the payouts).
+   */
+  platform: Pick<Platform, 'programAddress' | 'configAddress' | 'feeWalletSigner'>;
   clock: Clock;
   /**
    * How long the process that created or took over a claim keeps it before another may take it
@@ -76,7 +75,7 @@ async function readWalletFacts(
   mints: readonly Address[],
 ): Promise<WalletFacts> {
   const splMints = mints.filter((mint) => !isNativeMint(mint));
-  const tokenAccounts = await Promise.all(splMints.map((mint) => walletTokenAccount(wallet, mint)));
+  const tokenAccounts = await Promise.all(splMints.map((mint) => associatedTokenAccount(wallet, mint)));
   const [accounts, tokenAccountRent, walletRentMinimum] = await Promise.all([
     chain.getAccounts([wallet, ...tokenAccounts]),
     chain.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE),
@@ -108,6 +107,11 @@ export async function createClaim(
   },
 ): Promise<RewardClaim> {
   const { owner, minimumLamports } = input;
+  const earnings = {
+    programAddress: deps.platform.programAddress,
+    config: deps.platform.configAddress,
+    platformWallet: deps.platform.feeWalletSigner,
+  };
   for (let attempt = 1; ; attempt++) {
     const before = await deps.rewards.balances(owner);
     const wallet = assertClaimable(before, minimumLamports);
@@ -135,13 +139,13 @@ export async function createClaim(
           maxMints: Math.max(maxMints, 1),
         });
         const instructions = await rewardPayoutInstructions({
-          feeWallet: deps.feeWallet,
+          earnings,
           wallet,
           plan,
           seed,
           tokenAccountRent: facts.tokenAccountRent,
         });
-        const signed = await signPayout(deps.feeWallet, instructions, lifetime);
+        const signed = await signPayout(earnings.platformWallet, instructions, lifetime);
         if (!signed) {
           if (maxMints <= 1) throw new Error('a reward payout of one mint does not fit a transaction');
           continue;

@@ -104,6 +104,41 @@ export async function accrueRewards(
   );
 }
 
+/** Lamports, and raw units per mint, owed to integrators. */
+export interface Owed {
+  lamports: bigint;
+  /** Mints with a positive amount, in mint order. */
+  tokens: Map<Address, bigint>;
+}
+
+/** Arbitrary constant: the advisory lock held while the platform's earnings are withdrawn. */
+const EARNINGS_LOCK_KEY = 4_271_003_011;
+
+/** Every amount owed as (asset, amount): `lamports`, or a mint. Claimable, then pending claims. */
+const OWED_PARTS = `
+  SELECT 'lamports' AS asset, accrued_lamports - claimed_lamports AS amount FROM reward_accounts
+  UNION ALL SELECT 'lamports', lamports FROM reward_claims WHERE status = 'pending'
+  UNION ALL SELECT mint, accrued_raw - claimed_raw FROM reward_token_balances
+  UNION ALL SELECT token ->> 'mint', (token ->> 'amountRaw')::numeric
+    FROM reward_claims, jsonb_array_elements(tokens) AS token WHERE status = 'pending'`;
+const OWED_SQL = `SELECT asset, sum(amount) AS amount FROM (${OWED_PARTS}) AS owing GROUP BY asset ORDER BY asset`;
+/** The same, and the integrator shares of transfers whose route may still settle. */
+const RESERVED_SQL = `SELECT asset, sum(amount) AS amount FROM (${OWED_PARTS}
+  UNION ALL SELECT 'lamports', integrator_flat_share_lamports FROM transfers WHERE status = 'processing'
+  UNION ALL SELECT token_mint, integrator_percent_share_raw FROM transfers WHERE status = 'processing'
+) AS owing GROUP BY asset ORDER BY asset`;
+
+async function owedIn(sql: Sql, text: string): Promise<Owed> {
+  const { rows } = await sql.query<{ asset: string; amount: string }>(text);
+  const owed: Owed = { lamports: 0n, tokens: new Map() };
+  for (const row of rows) {
+    const amount = BigInt(row.amount);
+    if (row.asset === 'lamports') owed.lamports = amount;
+    else if (amount > 0n) owed.tokens.set(row.asset as Address, amount);
+  }
+  return owed;
+}
+
 /** Integrator rewards: balances, the rewards wallet, claims and their payout's progress. */
 export function createRewardStore(db: Db) {
   async function balancesIn(sql: Sql, owner: Owner, lock: boolean): Promise<RewardBalances> {
@@ -304,25 +339,23 @@ export function createRewardStore(db: Db) {
      * accounts): what is claimable plus what pending claims are still to pay; lamports, and raw
      * units per mint.
      */
-    async owed(): Promise<{ lamports: bigint; tokens: Map<Address, bigint> }> {
-      const [lamports, tokens] = await Promise.all([
-        db.query<{ owed: string }>(
-          `SELECT (SELECT coalesce(sum(accrued_lamports - claimed_lamports), 0) FROM reward_accounts)
-                + (SELECT coalesce(sum(lamports), 0) FROM reward_claims WHERE status = 'pending') AS owed`,
-        ),
-        db.query<{ mint: Address; owed: string }>(
-          `SELECT mint, sum(owed) AS owed FROM (
-             SELECT mint, accrued_raw - claimed_raw AS owed FROM reward_token_balances
-             UNION ALL
-             SELECT token ->> 'mint', (token ->> 'amountRaw')::numeric
-               FROM reward_claims, jsonb_array_elements(tokens) AS token WHERE status = 'pending'
-           ) AS owing GROUP BY mint HAVING sum(owed) > 0 ORDER BY mint`,
-        ),
-      ]);
-      return {
-        lamports: BigInt(lamports.rows[0]!.owed),
-        tokens: new Map(tokens.rows.map((row) => [row.mint, BigInt(row.owed)])),
-      };
+    owed: (): Promise<Owed> => owedIn(db, OWED_SQL),
+
+    /**
+     * What a withdrawal of the platform's own earnings must leave in place, read under the
+     * earnings lock ({@link lockEarnings}) in `tx`: what integrators are owed, plus their shares of
+     * transfers whose route may still settle (status `processing`), whose fees reach the platform's
+     * accounts on chain a moment before the ledger credits them. One statement, so one snapshot:
+     * a transfer credited meanwhile counts once.
+     */
+    reserved: (tx: Sql): Promise<Owed> => owedIn(tx, RESERVED_SQL),
+
+    /**
+     * Takes the earnings lock until `tx` ends: withdrawals of the platform's earnings run one at a
+     * time, each reading the chain after the previous one settled.
+     */
+    async lockEarnings(tx: Sql): Promise<void> {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [EARNINGS_LOCK_KEY]);
     },
 
     /** A page of the owner's claims, newest first, with their exact number. */

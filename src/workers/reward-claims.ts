@@ -5,7 +5,7 @@ import { type ClaimDeps, resumeClaims } from '../rewards/claims.ts';
 import { type CoverageLine, rewardCoverage } from '../rewards/coverage.ts';
 import { runPeriodically } from './periodic.ts';
 
-/** Prometheus gauges of what integrators are owed and how much of it the platform's accounts lack. */
+/** Prometheus gauges of what integrators are owed and how much of it the platform's earnings lack. */
 export function rewardMetrics(registry: Registry) {
   const labelNames = ['asset'] as const;
   const owed = new Gauge({
@@ -16,7 +16,7 @@ export function rewardMetrics(registry: Registry) {
   });
   const shortfall = new Gauge({
     name: 'rewards_shortfall',
-    help: 'How much less than is owed the platform fee accounts hold (0 when they cover it): alert above 0.',
+    help: 'How much less than is owed the platform’s earnings in the protocol config hold (0 when they cover it): alert above 0.',
     labelNames,
     registers: [registry],
   });
@@ -35,7 +35,7 @@ export function rewardMetrics(registry: Registry) {
  * or its request stopped waiting): once a claim's lease lapses, sends its stored transaction
  * again and records it confirmed, or failed with its amounts claimable again. Safe in several
  * processes at once: each claim is taken over with `SKIP LOCKED` under a new lease. Each round
- * also compares what integrators are owed with what the platform's fee accounts hold, for the
+ * also compares what integrators are owed with what the platform's earnings hold, for the
  * `rewards_shortfall` metric and a warning.
  */
 export function createRewardClaimWorker(
@@ -51,7 +51,7 @@ export function createRewardClaimWorker(
   async function runOnce(): Promise<number> {
     const resumed = await resumeClaims(deps);
     if (resumed > 0) deps.log.info({ resumed }, 'resumed pending reward claims');
-    const coverage = await rewardCoverage({ ...deps, feeWallet: deps.feeWallet.address });
+    const coverage = await rewardCoverage({ ...deps, config: deps.platform.configAddress });
     record?.(coverage);
     for (const line of coverage.filter((entry) => entry.shortfall > 0n)) {
       deps.log.warn(
@@ -61,7 +61,7 @@ export function createRewardClaimWorker(
           held: String(line.held),
           shortfall: String(line.shortfall),
         },
-        'the platform fee accounts hold less than integrators can claim',
+        'the platform’s earnings hold less than integrators can claim',
       );
     }
     return resumed;

@@ -163,15 +163,29 @@ describe('admin API: the platform, set up as local mode does it', () => {
     assert.equal((await configOnChain(t))?.admin, other.address);
   });
 
-  test('an unfunded fee wallet is reported with what it breaks', async () => {
-    await t.chain.cheats.setAccount(t.platform.feeWallet, { lamports: 0n });
-    const problems = (await status(t)).json().problems as { code: string; role?: string; message: string }[];
-    const unfunded = problems.find((problem) => problem.code === 'wallet_unfunded');
-    assert.deepEqual(unfunded, {
-      code: 'wallet_unfunded',
-      role: 'feeWallet',
-      message: `The platform fee wallet ${t.platform.feeWallet} holds 0 lamports, less than a wallet's rent-exempt minimum (890880 lamports); settlements pay it the flat fees, which fails while it holds less: fund it.`,
-    });
+  test('a fee wallet short of a payout’s network fee and a token account’s rent is reported with what it breaks; routes do not need it', async () => {
+    const unfunded = async () =>
+      ((await status(t)).json().problems as { code: string }[]).filter(
+        (problem) => problem.code === 'wallet_unfunded',
+      );
+    const lamports = BigInt(await t.chain.chain.getBalance(t.platform.feeWallet));
+    // 2,039,280 lamports of a token account's rent that a payout of wrapped SOL borrows, and
+    // 5,000 of its network fee.
+    const needed = 2_044_280n;
+    try {
+      await t.chain.cheats.setAccount(t.platform.feeWallet, { lamports: needed - 1n });
+      assert.deepEqual(await unfunded(), [
+        {
+          code: 'wallet_unfunded',
+          role: 'feeWallet',
+          message: `The platform fee wallet ${t.platform.feeWallet} holds 2044279 lamports, less than 2044280 lamports: it pays each reward payout's network fee (5000 lamports) and lends a payout of wrapped SOL up to a token account's rent (2039280 lamports, back in the same transaction), so reward claims fail (their amounts stay claimable) until it holds that; routes do not depend on it: fund it.`,
+        },
+      ]);
+      await t.chain.cheats.setAccount(t.platform.feeWallet, { lamports: needed });
+      assert.deepEqual(await unfunded(), []);
+    } finally {
+      await t.chain.cheats.setAccount(t.platform.feeWallet, { lamports });
+    }
   });
 });
 

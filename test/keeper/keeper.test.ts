@@ -34,8 +34,11 @@ describe('the keeper carries routes to their recipients on schedule', () => {
       const recipientBefore = native
         ? await lamports(route.recipient)
         : await tokenBalance(t, route.recipient, mint);
+      // The platform's fees settle into the protocol config and its token account of the mint.
+      const config = t.platform.configAddress;
+      const earnedLamportsBefore = await lamports(config);
+      const earnedTokensBefore = await tokenBalance(t, config, mint);
       const feeWalletBefore = await lamports(t.platform.feeWallet);
-      const feeTokensBefore = await tokenBalance(t, t.platform.feeWallet, mint);
       const deployedAt = await chainNow();
       await deployRoute(t, caller, route);
 
@@ -71,13 +74,14 @@ describe('the keeper carries routes to their recipients on schedule', () => {
         : (await tokenBalance(t, route.recipient, mint)) - recipientBefore;
       assert.equal(received, net);
       assert.equal(
-        (await tokenBalance(t, t.platform.feeWallet, mint)) - feeTokensBefore,
+        (await tokenBalance(t, config, mint)) - earnedTokensBefore,
         BigInt(route.estimate.tokens.feeRaw),
       );
       assert.equal(
-        (await lamports(t.platform.feeWallet)) - feeWalletBefore,
+        (await lamports(config)) - earnedLamportsBefore,
         BigInt(route.estimate.totalFlatFeeLamports),
       );
+      assert.equal(await lamports(t.platform.feeWallet), feeWalletBefore, 'the fee wallet takes no part');
 
       const events = await t.database.db.query<{ type: string }>(
         'SELECT type FROM events WHERE transfer_id = $1 ORDER BY sequence',

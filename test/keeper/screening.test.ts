@@ -92,9 +92,10 @@ async function expectVerifiedAndCompleted(
 }
 
 /**
- * A flagged route: the deposit goes to the platform wallet fixed in the route, exactly, and the
- * source gets none of it; the transfer is `failed`/`recoverable` with why and what the source can
- * rescue; and no hop ever runs, however late it gets.
+ * A flagged route: the deposit goes to the platform's account fixed in the route (the protocol
+ * config, which holds the platform's earnings), exactly, and the source gets none of it; the
+ * transfer is `failed`/`recoverable` with why and what the source can rescue; and no hop ever
+ * runs, however late it gets.
  */
 async function expectFlagged(
   t: TestApp,
@@ -105,7 +106,7 @@ async function expectFlagged(
 ) {
   const before = await routeOnChain(t, route.id);
   const platformWallet = before.route.platformWallet;
-  assert.equal(platformWallet, t.platform.feeWallet);
+  assert.equal(platformWallet, t.platform.configAddress);
   const [platformBefore, sourceBefore] = [
     await lamports(t, platformWallet),
     await lamports(t, route.source.address),
@@ -192,7 +193,7 @@ describe('screening with the deny-list provider', () => {
 
   test('a flagged verdict its worker failed to record is recorded from the chain in a later round', async () => {
     const route = await deployed(t, caller, { mint: usdc, source: deniedSource });
-    const platformBefore = await lamports(t, t.platform.feeWallet);
+    const platformBefore = await lamports(t, t.platform.configAddress);
     const failing = keeperWorker(t, {
       screening: provider,
       store: {
@@ -212,7 +213,7 @@ describe('screening with the deny-list provider', () => {
     assert.deepEqual([transfer.status, transfer.phase], ['failed', 'recoverable']);
     assert.match(transfer.lastError.message, /screening flagged this route/i);
     assert.equal(transfer.recovery.rescuableLamports, (await rescuableOnChain(t, route.id)).lamports);
-    assert.equal(await lamports(t, t.platform.feeWallet), platformBefore + deposit, 'forfeited once');
+    assert.equal(await lamports(t, t.platform.configAddress), platformBefore + deposit, 'forfeited once');
     assert.deepEqual((await eventTypes(t, route.id)).slice(DEPLOYED_EVENTS.length).sort(), [
       'transfer.failed',
       'transfer.phase_changed',

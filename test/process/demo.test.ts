@@ -65,18 +65,19 @@ async function tokensOf(owner: Address, mint: Address): Promise<bigint> {
   const [account] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
   return BigInt((await rpc.getTokenAccountBalance(account).send()).value.amount);
 }
-async function feeWallet(): Promise<Address> {
+/** The protocol config, which holds the platform's earnings: the flat fees, and the percentage fees in its token accounts. */
+async function platformConfig(): Promise<Address> {
   const response = await fetch(`${service.url}/admin/v1/platform`, {
     headers: { authorization: `Bearer ${adminToken}` },
   });
-  const status = (await response.json()) as { wallets: { feeWallet: { address: Address } } };
-  return status.wallets.feeWallet.address;
+  const status = (await response.json()) as { config: { address: Address } };
+  return status.config.address;
 }
 
 for (const native of [false, true]) {
   test(`\`npm run demo${native ? ' -- --sol' : ''}\` beside \`npm start\`: the transfer completes and every balance is exact`, async () => {
-    const platformWallet = await feeWallet();
-    const flatFeesBefore = await lamportsOf(platformWallet);
+    const earnings = await platformConfig();
+    const flatFeesBefore = await lamportsOf(earnings);
     const demo = await runDemo(['--time-travel', ...(native ? ['--sol'] : [])]);
     assert.equal(demo.code, 0, `${demo.stderr}\n${demo.stdout}`);
     assert.ok(
@@ -112,14 +113,15 @@ for (const native of [false, true]) {
       assert.equal(await tokensOf(recipient, mint), amountRaw - feeRaw);
       assert.equal(await tokensOf(source, mint), 40n * amountRaw - amountRaw, 'minted 40 times the amount');
     }
-    assert.equal(await tokensOf(platformWallet, mint), feeRaw);
-    assert.equal((await lamportsOf(platformWallet)) - flatFeesBefore, BigInt(transfer.totalFlatFeeLamports!));
+    assert.equal(await tokensOf(earnings, mint), feeRaw);
+    assert.equal((await lamportsOf(earnings)) - flatFeesBefore, BigInt(transfer.totalFlatFeeLamports!));
+    assert.match(demo.stdout, new RegExp(`^ {2}platform earnings \\(SOL\\) +${earnings} `, 'm'));
   });
 }
 
 test('`npm run demo -- --fail`: the recipient closes its token account before the last hop; the route fails and the source gets everything back', async () => {
-  const platformWallet = await feeWallet();
-  const flatFeesBefore = await lamportsOf(platformWallet);
+  const earnings = await platformConfig();
+  const flatFeesBefore = await lamportsOf(earnings);
   const demo = await runDemo(['--time-travel', '--fail']);
   assert.equal(demo.code, 0, `${demo.stderr}\n${demo.stdout}`);
   assert.match(demo.stdout, /^5\. Transfer \d+: failed \(phase failed\)$/m);
@@ -145,8 +147,8 @@ test('`npm run demo -- --fail`: the recipient closes its token account before th
     tokenProgram: TOKEN_PROGRAM_ADDRESS,
   });
   assert.equal((await rpc.getAccountInfo(recipientTokens).send()).value, null, 'closed by the recipient');
-  assert.equal(await lamportsOf(platformWallet), flatFeesBefore, 'no flat fee kept: the rescue returns it');
-  assert.equal(await tokensOf(platformWallet, mint), 0n, 'no percentage fee taken');
+  assert.equal(await lamportsOf(earnings), flatFeesBefore, 'no flat fee kept: the rescue returns it');
+  assert.equal(await tokensOf(earnings, mint), 0n, 'no percentage fee taken');
 });
 
 test('`npm run demo -- --fail --sol` is refused with the reason', async () => {

@@ -2,9 +2,10 @@
 // transaction, screening flagging it, a hop failing for good, the keeper gone after any hop, or
 // settlement) and however its recovery goes (at once or interrupted half-way), once the source has
 // recovered what the API offers, every lamport and token is accounted for to the base unit: the
-// source, the recipient and the platform's fee accounts hold what they held before, less exactly
-// the fees paid to the network; nothing is left in the route's accounts or its keeper; and each
-// recovery returned exactly the `recovery` figure announced before it.
+// source, the recipient and the platform's fee accounts (the protocol config and its token account
+// of the mint) hold what they held before, less exactly the fees paid to the network; nothing is
+// left in the route's accounts or its keeper; and each recovery returned exactly the `recovery`
+// figure announced before it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Address } from '@solana/kit';
@@ -105,14 +106,14 @@ describe('conservation over random failure points', () => {
     const parties = [
       route.source.address,
       route.recipient,
-      t.platform.feeWallet,
+      t.platform.configAddress,
       await ata(route.source.address, mint),
       await ata(route.recipient, mint),
-      await ata(t.platform.feeWallet, mint),
+      await ata(t.platform.configAddress, mint),
       ...(keeper ? [keeper] : []),
     ];
     const balances = await Promise.all(parties.map((address) => lamports(t, address)));
-    const holders = [route.source.address, route.recipient, t.platform.feeWallet];
+    const holders = [route.source.address, route.recipient, t.platform.configAddress];
     const held = await Promise.all(holders.map((owner) => tokens(t, owner, mint)));
     return {
       lamports: balances.reduce((sum, value) => sum + value, 0n),

@@ -190,7 +190,7 @@ export function assertError(
 
 /** What the source holds before its route, and whether the platform's fee account for the mint exists yet. */
 export async function holdings(t: Pick<TestApp, 'chain' | 'platform'>, route: QuotedRoute) {
-  const feeToken = await ata(t.platform.feeWallet, route.mint);
+  const feeToken = await ata(t.platform.configAddress, route.mint);
   return {
     lamports: await lamports(t, route.source.address),
     tokens: route.mint === SOL_MINT ? 0n : await tokens(t, route.source.address, route.mint),
@@ -257,7 +257,7 @@ export async function assertMadeWhole(
   const native = route.mint === SOL_MINT;
   const feeTokenCreated =
     !before.feeTokenExists &&
-    (await t.chain.chain.getAccount(await ata(t.platform.feeWallet, route.mint))) !== null;
+    (await t.chain.chain.getAccount(await ata(t.platform.configAddress, route.mint))) !== null;
   const othersRent =
     (native ? 0n : await lamports(t, await ata(route.recipient, route.mint))) +
     (feeTokenCreated ? BigInt(await t.chain.chain.getMinimumBalanceForRentExemption(165)) : 0n);

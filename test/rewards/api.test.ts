@@ -55,6 +55,7 @@ describe('rewards: wallet and reads', () => {
       ['1111111111111111111111111111111', 'MH_011'], // 31 bytes
       ['0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl', 'MH_011'],
       [t.platform.feeWallet, 'MH_011'],
+      [t.platform.configAddress, 'MH_011'],
       [42, 'MH_016'],
       [undefined, 'MH_016'],
     ] as const) {

@@ -10,6 +10,8 @@
 // Environment: DATABASE_URL, RPC_URL, FEE_WALLET_KEYPAIR (keygen JSON), NOW (ISO time of the
 // process's clock), and for `claim`: INTEGRATION_ID, MODE, API_KEY_ID, IDEMPOTENCY_KEY, KILL.
 import { pino } from 'pino';
+import { findConfigPda } from '../../src/chain/router/pda.ts';
+import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
 import { keypairFromKeygenJson } from '../../src/platform/keypair.ts';
@@ -31,7 +33,11 @@ const deps: ClaimDeps = {
   db,
   rewards: createRewardStore(db),
   chain,
-  feeWallet: await keypairFromKeygenJson(JSON.parse(env('FEE_WALLET_KEYPAIR'))).signer(),
+  platform: {
+    programAddress: ROUTER_PROGRAM_ADDRESS,
+    configAddress: (await findConfigPda(ROUTER_PROGRAM_ADDRESS))[0],
+    feeWalletSigner: await keypairFromKeygenJson(JSON.parse(env('FEE_WALLET_KEYPAIR'))).signer(),
+  },
   clock: { now: () => now },
   pollMs: 20,
 };

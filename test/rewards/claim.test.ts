@@ -36,13 +36,20 @@ describe('reward claims', () => {
     const response = await caller.post('/api/v1/rewards/claim', {});
     return { status: response.statusCode, body: response.json() };
   }
-  /** The platform's and the wallet's balances of everything a claim moves. */
+  /**
+   * The balances of everything a claim moves: the platform's earnings (the config's lamports and
+   * token accounts), the fee wallet that signs and pays the payout, and the rewards wallet.
+   */
   async function balances(wallet: Address, mints: Address[]) {
     const read = async (owner: Address) => ({
       lamports: await lamports(owner),
       tokens: await Promise.all(mints.map((mint) => tokenBalance(t, owner, mint))),
     });
-    return { platform: await read(t.platform.feeWallet), wallet: await read(wallet) };
+    return {
+      platform: await read(t.platform.configAddress),
+      feeWallet: await lamports(t.platform.feeWallet),
+      wallet: await read(wallet),
+    };
   }
 
   test('without a wallet MH_061 (before MH_060); below the minimum MH_060; nothing is claimed', async () => {
@@ -61,7 +68,7 @@ describe('reward claims', () => {
     assert.equal((await caller.get('/api/v1/rewards/claims')).json().pagination.total, 0);
   });
 
-  test('a claim pays exactly what is claimable, creating the wallet’s missing token account from the lamports; the native share arrives as SOL', async () => {
+  test('a claim pays exactly what is claimable out of the config, creating the wallet’s missing token account from the lamports; the native share arrives as SOL; the fee wallet pays only the network fee', async () => {
     const caller = await t.newCaller('test', EARNING);
     const settled: Settled[] = [];
     for (const mint of [usdc, bonk, SOL_MINT as Address]) settled.push(await settleRoute(t, caller, mint));
@@ -97,7 +104,12 @@ describe('reward claims', () => {
     const after = await balances(wallet, mints);
     const fee = BigInt(await networkFee(body.claim.signatures[0]));
     assert.equal(after.wallet.lamports - before.wallet.lamports, shares.lamports - 2_039_280n + nativeShare);
-    assert.equal(before.platform.lamports - after.platform.lamports, shares.lamports + fee);
+    assert.equal(before.platform.lamports - after.platform.lamports, shares.lamports);
+    assert.equal(
+      before.feeWallet - after.feeWallet,
+      fee,
+      'the fee wallet pays the network fee, nothing else',
+    );
     for (const [index, mint] of mints.entries()) {
       const share = shares.byMint.get(mint)!;
       assert.equal(before.platform.tokens[index]! - after.platform.tokens[index]!, share, mint);
@@ -143,9 +155,9 @@ describe('reward claims', () => {
     const wallet = await newWallet();
     await t.chain.cheats.setTokenAccount(wallet, bonk, { amount: 0n });
     await setWallet(caller, wallet);
-    const held = await tokenBalance(t, t.platform.feeWallet, bonk);
+    const held = await tokenBalance(t, t.platform.configAddress, bonk);
     // The platform's BONK account holds less than the integrator's share.
-    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, bonk, { amount: 1n });
+    await t.chain.cheats.setTokenAccount(t.platform.configAddress, bonk, { amount: 1n });
     const failed = await claim(caller);
     assert.equal(failed.status, 200);
     assert.equal(failed.body.claim.status, 'failed');
@@ -156,7 +168,7 @@ describe('reward claims', () => {
     assert.deepEqual(read.lamports, { accrued: 1_800_000, claimed: 0, claimable: 1_800_000 });
     assert.equal(read.tokens[0].claimableRaw, shares.byMint.get(bonk)!.toString());
 
-    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, bonk, { amount: held });
+    await t.chain.cheats.setTokenAccount(t.platform.configAddress, bonk, { amount: held });
     const paid = await claim(caller);
     assert.equal(paid.body.claim?.status, 'confirmed', JSON.stringify(paid.body));
     assert.equal(await lamports(wallet), 1_800_000n);

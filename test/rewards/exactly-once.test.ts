@@ -35,7 +35,7 @@ describe('a claim pays exactly once', () => {
       db: t.database.db,
       rewards: t.store.rewards,
       chain: t.chain.chain,
-      feeWallet: t.platform.feeWalletSigner,
+      platform: t.platform,
       clock: t.clock,
       pollMs: 20,
       log: pino({ level: 'silent' }),
@@ -108,7 +108,8 @@ describe('a claim pays exactly once', () => {
 
   test('a process killed right after sending its claim: a restarted process completes the claim once; the request’s retry answers it', async () => {
     const { caller, wallet, shares } = await earner();
-    const platformBefore = await lamports(t.platform.feeWallet);
+    const configBefore = await lamports(t.platform.configAddress);
+    const feeWalletBefore = await lamports(t.platform.feeWallet);
     const killed = await claimProcess('claim', {
       INTEGRATION_ID: String(caller.integrationId),
       MODE: 'test',
@@ -141,7 +142,8 @@ describe('a claim pays exactly once', () => {
     assert.equal(await worker().runOnce(), 0, 'nothing is left to resume');
     assert.equal(await lamports(wallet), shares.lamports, 'paid once');
     assert.equal(await tokenBalance(t, wallet, usdc), shares.usdc, 'paid once');
-    assert.ok(platformBefore - (await lamports(t.platform.feeWallet)) < shares.lamports + 10_000n);
+    assert.equal(configBefore - (await lamports(t.platform.configAddress)), shares.lamports, 'paid once');
+    assert.equal(feeWalletBefore - (await lamports(t.platform.feeWallet)), 5_000n, 'one network fee');
 
     const retry = await caller.post('/api/v1/rewards/claim', {}, { 'idempotency-key': 'killed-claim-0001' });
     assert.equal(retry.statusCode, 200, retry.body);

@@ -1,5 +1,6 @@
 // What operators see of rewards: an integration's balances and claims (admin API and CLI), and
-// whether the platform's fee accounts cover what integrators can claim (admin API and metric).
+// whether the platform's earnings in the protocol config cover what integrators can claim (admin
+// API and metric).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, generateKeyPairSigner } from '@solana/kit';
@@ -38,12 +39,12 @@ describe('rewards for operators', () => {
   test('an integration’s rewards per mode, with its latest claims and why one failed; the CLI prints them', async () => {
     const wallet = (await generateKeyPairSigner()).address;
     await caller.post('/api/v1/rewards/wallet', { wallet });
-    const held = await tokenBalance(t, t.platform.feeWallet, usdc);
+    const held = await tokenBalance(t, t.platform.configAddress, usdc);
     await t.chain.cheats.setTokenAccount(wallet, usdc, { amount: 0n });
-    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, usdc, { amount: 0n });
+    await t.chain.cheats.setTokenAccount(t.platform.configAddress, usdc, { amount: 0n });
     const failed = (await caller.post('/api/v1/rewards/claim', {})).json().claim;
     assert.equal(failed.status, 'failed');
-    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, usdc, { amount: held });
+    await t.chain.cheats.setTokenAccount(t.platform.configAddress, usdc, { amount: held });
 
     const shown = await admin(`/admin/v1/integrations/${caller.integrationId}/rewards`);
     const { lastError, ...claim } = shown.test.claims[0];
@@ -85,13 +86,13 @@ describe('rewards for operators', () => {
     assert.equal(JSON.parse(coverage.stdout).covered, true);
   });
 
-  test('coverage: what is owed against what the fee accounts hold, in the admin API and the rewards_shortfall metric', async () => {
+  test('coverage: what is owed against what the config holds above its rent, in the admin API and the rewards_shortfall metric', async () => {
     const registry = new Registry();
     const worker = createRewardClaimWorker({
       db: t.database.db,
       rewards: t.store.rewards,
       chain: t.chain.chain,
-      feeWallet: t.platform.feeWalletSigner,
+      platform: t.platform,
       clock: t.clock,
       metrics: registry,
       log: pino({ level: 'silent' }),
@@ -111,17 +112,25 @@ describe('rewards for operators', () => {
     assert.deepEqual(covered.assets[1], {
       asset: usdc,
       owed: owedUsdc.toString(),
-      held: (await tokenBalance(t, t.platform.feeWallet, usdc)).toString(),
+      held: (await tokenBalance(t, t.platform.configAddress, usdc)).toString(),
       shortfall: '0',
     });
-    assert.equal(covered.assets[0].owed, '1800000');
+    // What the config holds above its rent-exempt minimum (120 bytes): the fees of settled routes.
+    const config = t.platform.configAddress;
+    assert.equal(covered.config, config);
+    const lamports = BigInt(await t.chain.chain.getBalance(config));
+    const reserve = BigInt(await t.chain.chain.getMinimumBalanceForRentExemption(120));
+    assert.deepEqual(covered.assets[0], {
+      asset: 'lamports',
+      owed: '1800000',
+      held: (lamports - reserve).toString(),
+      shortfall: '0',
+    });
 
-    // The fee wallet spent its lamports and its USDC elsewhere.
-    const lamports = BigInt(await t.chain.chain.getBalance(t.platform.feeWallet));
-    const held = await tokenBalance(t, t.platform.feeWallet, usdc);
-    const reserve = BigInt(await t.chain.chain.getMinimumBalanceForRentExemption(0));
-    await t.chain.cheats.setAccount(t.platform.feeWallet, { lamports: reserve + 800_000n });
-    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, usdc, { amount: owedUsdc - 5n });
+    // The config holds less than is owed (the fee key withdrew by hand, outside the service).
+    const held = await tokenBalance(t, config, usdc);
+    await t.chain.cheats.setAccount(config, { lamports: reserve + 800_000n });
+    await t.chain.cheats.setTokenAccount(config, usdc, { amount: owedUsdc - 5n });
     try {
       await worker.runOnce();
       assert.deepEqual(await shortfall(), { lamports: 1_000_000, [usdc]: 5 });
@@ -132,8 +141,8 @@ describe('rewards for operators', () => {
         { asset: usdc, owed: owedUsdc.toString(), held: (owedUsdc - 5n).toString(), shortfall: '5' },
       ]);
     } finally {
-      await t.chain.cheats.setAccount(t.platform.feeWallet, { lamports });
-      await t.chain.cheats.setTokenAccount(t.platform.feeWallet, usdc, { amount: held });
+      await t.chain.cheats.setAccount(config, { lamports });
+      await t.chain.cheats.setTokenAccount(config, usdc, { amount: held });
     }
     await worker.runOnce();
     assert.deepEqual(await shortfall(), { lamports: 0, [usdc]: 0 });

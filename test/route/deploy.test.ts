@@ -108,7 +108,7 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
       // The estimate counts the platform fee account for the mint in full; only the first route of
       // a mint has the bundle create it.
       const [feeAccount] = await findAssociatedTokenPda({
-        owner: t.platform.feeWallet,
+        owner: t.platform.configAddress,
         mint: route.mint,
         tokenProgram: TOKEN_PROGRAM_ADDRESS,
       });

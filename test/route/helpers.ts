@@ -110,7 +110,7 @@ export async function tokensOf(t: Pick<TestApp, 'chain'>, owner: Address, mint: 
  */
 export async function expectedLamportsSpent(t: Pick<TestApp, 'chain' | 'platform'>, quoted: Quoted) {
   const [feeAccount] = await findAssociatedTokenPda({
-    owner: t.platform.feeWallet,
+    owner: t.platform.configAddress,
     mint: quoted.mint,
     tokenProgram: TOKEN_PROGRAM_ADDRESS,
   });

@@ -18,7 +18,7 @@ describe('prepare and confirm-broadcast, rule by rule', () => {
     usdc = await createMint(t.chain, { decimals: 6 });
     // The platform's fee account for the mint exists, as after its first route: no bundle here
     // creates it along with the keeper's funding.
-    await t.chain.cheats.setTokenAccount(t.platform.feeWallet, usdc, { amount: 0n });
+    await t.chain.cheats.setTokenAccount(t.platform.configAddress, usdc, { amount: 0n });
   });
   after(() => t.close());
 

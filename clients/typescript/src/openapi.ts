@@ -507,7 +507,7 @@ export interface paths {
         put?: never;
         /**
          * Claim rewards
-         * @description Pays everything claimable to the rewards wallet in one on-chain transaction from the platform’s fee accounts: the lamports, and each mint’s tokens (the native mint’s as SOL). A missing token account of the wallet is created when the claimable lamports cover its rent, which is deducted and shown as `rentLamports`; otherwise that mint stays claimable. Answers once the payout is confirmed or failed (its amounts then claimable again), or `pending` if it has not landed within 20 s: the service completes it and GET /rewards/claims shows it. MH_061 without a rewards wallet; MH_060 when the claimable lamports are below `minimumClaimLamports`, also when another claim just took them.
+         * @description Pays everything claimable to the rewards wallet in one on-chain transaction, withdrawn from the fees the router program holds for the platform: the lamports, and each mint’s tokens (the native mint’s as SOL). A missing token account of the wallet is created when the claimable lamports cover its rent, which is deducted and shown as `rentLamports`; otherwise that mint stays claimable. Answers once the payout is confirmed or failed (its amounts then claimable again), or `pending` if it has not landed within 20 s: the service completes it and GET /rewards/claims shows it. MH_061 without a rewards wallet; MH_060 when the claimable lamports are below `minimumClaimLamports`, also when another claim just took them.
          */
         post: operations["claimRewards"];
         delete?: never;
@@ -557,48 +557,6 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
-        };
-        RewardsInput: {
-            /** @description Where claims pay; null until set. */
-            rewardsWallet: string | null;
-            /** @description A claim needs at least this many claimable lamports (MH_060). */
-            minimumClaimLamports: number;
-            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
-            lamports: {
-                accrued: number;
-                claimed: number;
-                claimable: number;
-            };
-            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
-            tokens: {
-                mint: string;
-                accruedRaw: string;
-                claimedRaw: string;
-                claimableRaw: string;
-            }[];
-            isTestMode: boolean;
-        };
-        RewardClaimInput: {
-            id: number;
-            /**
-             * @description `failed`: the payout did not land and its amounts are claimable again.
-             * @enum {string}
-             */
-            status: "pending" | "confirmed" | "failed";
-            wallet: string;
-            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
-            lamports: number;
-            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
-            rentLamports: number;
-            tokens: {
-                mint: string;
-                amountRaw: string;
-            }[];
-            /** @description The payout’s transaction signatures. */
-            signatures: string[];
-            /** Format: date-time */
-            createdAt: string;
-            confirmedAt: string | null;
         };
         TransferQuoteInput: {
             id: number;
@@ -786,6 +744,48 @@ export interface components {
                 stepCount: number;
             };
         };
+        RewardsInput: {
+            /** @description Where claims pay; null until set. */
+            rewardsWallet: string | null;
+            /** @description A claim needs at least this many claimable lamports (MH_060). */
+            minimumClaimLamports: number;
+            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
+            lamports: {
+                accrued: number;
+                claimed: number;
+                claimable: number;
+            };
+            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
+            tokens: {
+                mint: string;
+                accruedRaw: string;
+                claimedRaw: string;
+                claimableRaw: string;
+            }[];
+            isTestMode: boolean;
+        };
+        RewardClaimInput: {
+            id: number;
+            /**
+             * @description `failed`: the payout did not land and its amounts are claimable again.
+             * @enum {string}
+             */
+            status: "pending" | "confirmed" | "failed";
+            wallet: string;
+            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
+            lamports: number;
+            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
+            rentLamports: number;
+            tokens: {
+                mint: string;
+                amountRaw: string;
+            }[];
+            /** @description The payout’s transaction signatures. */
+            signatures: string[];
+            /** Format: date-time */
+            createdAt: string;
+            confirmedAt: string | null;
+        };
         WebhookDeliveryAttemptInput: {
             id: number;
             /** @description The event sent (`evt_...`); a test send has an id of its own. */
@@ -912,48 +912,6 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
-        };
-        Rewards: {
-            /** @description Where claims pay; null until set. */
-            rewardsWallet: string | null;
-            /** @description A claim needs at least this many claimable lamports (MH_060). */
-            minimumClaimLamports: number;
-            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
-            lamports: {
-                accrued: number;
-                claimed: number;
-                claimable: number;
-            };
-            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
-            tokens: {
-                mint: string;
-                accruedRaw: string;
-                claimedRaw: string;
-                claimableRaw: string;
-            }[];
-            isTestMode: boolean;
-        };
-        RewardClaim: {
-            id: number;
-            /**
-             * @description `failed`: the payout did not land and its amounts are claimable again.
-             * @enum {string}
-             */
-            status: "pending" | "confirmed" | "failed";
-            wallet: string;
-            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
-            lamports: number;
-            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
-            rentLamports: number;
-            tokens: {
-                mint: string;
-                amountRaw: string;
-            }[];
-            /** @description The payout’s transaction signatures. */
-            signatures: string[];
-            /** Format: date-time */
-            createdAt: string;
-            confirmedAt: string | null;
         };
         TransferQuote: {
             id: number;
@@ -1140,6 +1098,48 @@ export interface components {
                 /** @description Step states the bundle closes. */
                 stepCount: number;
             };
+        };
+        Rewards: {
+            /** @description Where claims pay; null until set. */
+            rewardsWallet: string | null;
+            /** @description A claim needs at least this many claimable lamports (MH_060). */
+            minimumClaimLamports: number;
+            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
+            lamports: {
+                accrued: number;
+                claimed: number;
+                claimable: number;
+            };
+            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
+            tokens: {
+                mint: string;
+                accruedRaw: string;
+                claimedRaw: string;
+                claimableRaw: string;
+            }[];
+            isTestMode: boolean;
+        };
+        RewardClaim: {
+            id: number;
+            /**
+             * @description `failed`: the payout did not land and its amounts are claimable again.
+             * @enum {string}
+             */
+            status: "pending" | "confirmed" | "failed";
+            wallet: string;
+            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
+            lamports: number;
+            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
+            rentLamports: number;
+            tokens: {
+                mint: string;
+                amountRaw: string;
+            }[];
+            /** @description The payout’s transaction signatures. */
+            signatures: string[];
+            /** Format: date-time */
+            createdAt: string;
+            confirmedAt: string | null;
         };
         WebhookDeliveryAttempt: {
             id: number;

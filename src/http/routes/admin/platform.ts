@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { AppError } from '../../../domain/errors.ts';
 import type { PlatformAdmin } from '../../../platform/admin.ts';
+import { type EarningsDeps, withdrawEarnings } from '../../../platform/earnings.ts';
 import type { Platform } from '../../../platform/platform.ts';
 import type { ConfigValues, PlatformStatus } from '../../../platform/status.ts';
 import { errorResponses } from '../../schemas/common.ts';
+import { address as addressInput, amountRawInput } from '../../schemas/transfers.ts';
 
 /** How long the status waits for the chain; init is bounded by its transaction's blockhash instead. */
 const STATUS_DEADLINE_MS = 10_000;
@@ -23,7 +26,11 @@ const walletSchema = z.object({ address, lamports });
 
 const statusSchema = z.object({
   cluster: z.enum(['mainnet', 'devnet', 'testnet', 'localnet']),
-  ready: z.boolean().describe('True when nothing keeps routes from being created and settled.'),
+  ready: z
+    .boolean()
+    .describe(
+      'True when nothing keeps routes from being created and settled, nor reward claims from being paid.',
+    ),
   program: z.object({
     address,
     programDataAddress: address,
@@ -64,6 +71,25 @@ const initSchema = z.object({
   platform: statusSchema,
 });
 
+const withdrawBodySchema = z
+  .object({
+    destination: addressInput('wallet address').describe('The wallet that receives the earnings.'),
+    lamports: amountRawInput.optional().describe('Lamports to take from the protocol config.'),
+    mint: addressInput('mint address').optional().describe('The mint whose tokens to take.'),
+    amountRaw: amountRawInput
+      .optional()
+      .describe('Raw units of `mint` to take (the native mint’s arrive as SOL).'),
+  })
+  .strict();
+
+const withdrawSchema = z.object({
+  signature: z.string(),
+  destination: address,
+  lamports,
+  tokens: z.object({ mint: address, amountRaw: z.string() }).nullable(),
+  message: z.string(),
+});
+
 const presentValues = (values: ConfigValues) => ({
   ...values,
   screeningDepositLamports: String(values.screeningDepositLamports),
@@ -100,10 +126,10 @@ function presentStatus(status: PlatformStatus, platform: Platform): z.infer<type
   };
 }
 
-/** Operator endpoints: the platform's keys and protocol config on chain. */
+/** Operator endpoints: the platform's keys and protocol config on chain, and its own earnings. */
 export async function adminPlatformRoutes(
   app: FastifyInstance,
-  deps: { platform: Platform; platformAdmin: PlatformAdmin },
+  deps: { platform: Platform; platformAdmin: PlatformAdmin; earnings: EarningsDeps },
 ) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const { platform, platformAdmin } = deps;
@@ -122,6 +148,38 @@ export async function adminPlatformRoutes(
         signature: result.signature,
         message: result.message,
         platform: presentStatus(result.status, platform),
+      };
+    },
+  );
+
+  routes.post(
+    '/platform/withdraw',
+    { schema: { body: withdrawBodySchema, response: { 200: withdrawSchema, ...errorResponses } } },
+    async (request) => {
+      const { destination, lamports = 0n, mint, amountRaw } = request.body;
+      if ((mint === undefined) !== (amountRaw === undefined)) {
+        throw new AppError('MH_016', 'Give `mint` and `amountRaw` together.', {
+          param: mint === undefined ? 'mint' : 'amountRaw',
+        });
+      }
+      const tokens =
+        mint !== undefined && amountRaw !== undefined && amountRaw > 0n ? { mint, amountRaw } : null;
+      if (lamports === 0n && !tokens) {
+        throw new AppError(
+          'MH_016',
+          'Nothing to withdraw: give `lamports`, or `mint` and `amountRaw`, above 0.',
+          {
+            param: 'lamports',
+          },
+        );
+      }
+      const result = await withdrawEarnings(deps.earnings, { destination, lamports, tokens });
+      return {
+        signature: result.signature,
+        destination: result.destination,
+        lamports: String(result.lamports),
+        tokens: result.tokens && { mint: result.tokens.mint, amountRaw: String(result.tokens.amountRaw) },
+        message: result.message,
       };
     },
   );

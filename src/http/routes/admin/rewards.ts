@@ -30,7 +30,8 @@ export async function adminRewardRoutes(
     integrations: IntegrationStore;
     rewards: RewardStore;
     chain: BalanceReader & TokenAccountReader & RentReader;
-    feeWallet: Address;
+    /** The protocol config PDA, which holds the platform's earnings. */
+    config: Address;
     minClaimLamports: bigint;
   },
 ) {
@@ -78,14 +79,16 @@ export async function adminRewardRoutes(
       schema: {
         response: {
           200: z.object({
-            feeWallet: z.string(),
-            covered: z.boolean().describe('Whether the fee accounts hold everything integrators are owed.'),
+            config: z.string().describe('The protocol config, which holds the platform’s earnings.'),
+            covered: z
+              .boolean()
+              .describe('Whether the platform’s earnings hold everything integrators are owed.'),
             assets: z.array(
               z.object({
                 asset: z.string().describe('`lamports`, or a mint (raw units).'),
                 owed: amount.describe('Claimable plus pending claims, every integration and both modes.'),
                 held: amount.describe(
-                  'The fee wallet’s lamports above its rent-exempt minimum, or its token account’s balance.',
+                  'The protocol config’s lamports above its rent-exempt minimum, or its token account’s balance.',
                 ),
                 shortfall: amount,
               }),
@@ -98,7 +101,7 @@ export async function adminRewardRoutes(
     async () => {
       const lines = await rewardCoverage(deps);
       return {
-        feeWallet: deps.feeWallet,
+        config: deps.config,
         covered: lines.every((line) => line.shortfall === 0n),
         assets: lines.map((line) => ({
           asset: line.asset,

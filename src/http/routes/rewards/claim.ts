@@ -25,7 +25,7 @@ export async function claimRoute(
         operationId: 'claimRewards',
         summary: 'Claim rewards',
         description:
-          'Pays everything claimable to the rewards wallet in one on-chain transaction from the platform’s fee accounts: the lamports, and each mint’s tokens (the native mint’s as SOL). A missing token account of the wallet is created when the claimable lamports cover its rent, which is deducted and shown as `rentLamports`; otherwise that mint stays claimable. Answers once the payout is confirmed or failed (its amounts then claimable again), or `pending` if it has not landed within 20 s: the service completes it and GET /rewards/claims shows it. MH_061 without a rewards wallet; MH_060 when the claimable lamports are below `minimumClaimLamports`, also when another claim just took them.',
+          'Pays everything claimable to the rewards wallet in one on-chain transaction, withdrawn from the fees the router program holds for the platform: the lamports, and each mint’s tokens (the native mint’s as SOL). A missing token account of the wallet is created when the claimable lamports cover its rent, which is deducted and shown as `rentLamports`; otherwise that mint stays claimable. Answers once the payout is confirmed or failed (its amounts then claimable again), or `pending` if it has not landed within 20 s: the service completes it and GET /rewards/claims shows it. MH_061 without a rewards wallet; MH_060 when the claimable lamports are below `minimumClaimLamports`, also when another claim just took them.',
         response: { 200: z.object({ claim: claimSchema }), ...errorResponses },
       },
     },

@@ -1,10 +1,10 @@
-import type { Address } from '@solana/kit';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../../domain/clock.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { minimumClaimLamports } from '../../../domain/rewards.ts';
+import type { Platform } from '../../../platform/platform.ts';
 import type { RewardStore } from '../../../store/rewards.ts';
 import type { ChangeRunner } from '../../idempotency.ts';
 import { limit } from '../../rate-limit.ts';
@@ -19,8 +19,11 @@ export interface RewardRouteDeps {
   clock: Clock;
   /** REWARDS_MIN_CLAIM_LAMPORTS: the minimum of integrations that do not override it. */
   minClaimLamports: bigint;
-  /** The platform fee wallet, which pays claims and so cannot receive them. */
-  feeWallet: Address;
+  /**
+   * The fee wallet, which signs and pays payouts, and the protocol config, which holds what they
+   * pay: a claim to either would pay the platform, so neither can be a rewards wallet.
+   */
+  platform: Pick<Platform, 'feeWallet' | 'configAddress'>;
 }
 
 /** `GET /rewards` and `POST /rewards/wallet`. */
@@ -66,14 +69,16 @@ export async function rewardsRoutes(app: FastifyInstance, deps: RewardRouteDeps)
     async (request, reply) => {
       const { owner, settings, isTest } = request.auth;
       const { wallet } = request.body;
-      if (wallet === deps.feeWallet) {
-        throw new AppError(
-          'MH_011',
-          'The rewards wallet cannot be the platform’s fee wallet, which pays claims.',
-          {
-            param: 'wallet',
-          },
-        );
+      const platformAccount =
+        wallet === deps.platform.feeWallet
+          ? 'fee wallet, which pays claims'
+          : wallet === deps.platform.configAddress
+            ? 'protocol config, which holds what claims pay'
+            : null;
+      if (platformAccount) {
+        throw new AppError('MH_011', `The rewards wallet cannot be the platform’s ${platformAccount}.`, {
+          param: 'wallet',
+        });
       }
       return deps.runChange(request, reply, async (tx) => {
         await deps.rewards.setWallet(tx, owner, wallet, deps.clock.now());
