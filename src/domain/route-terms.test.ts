@@ -83,7 +83,7 @@ test('each term a creator can choose is named when it differs', () => {
     ['interval', { intervalSecs: 1 }],
     ['deadline', { deadlineAt: 99_999n }],
     ['keeper', { keeper: a('OtherKeeper') }],
-    ['platform fee wallet', { platformWallet: a('Thief') }],
+    ['platform fee destination', { platformWallet: a('Thief') }],
     ['platform fee token account', { platformFeeToken: a('ThiefToken') }],
     ['integrator wallet', { integratorWallet: a('Thief') }],
     ['integrator fee token account', { integratorFeeToken: a('ThiefToken') }],

@@ -118,7 +118,7 @@ function checks(prepared: PreparedRouteTerms, found: OnChainRouteTerms): Check[]
     same('interval', prepared.intervalSecs, found.intervalSecs),
     same('deadline', prepared.deadlineAt, found.deadlineAt),
     same('keeper', prepared.keeper, found.keeper),
-    same('platform fee wallet', prepared.platformWallet, found.platformWallet),
+    same('platform fee destination', prepared.platformWallet, found.platformWallet),
     same('platform fee token account', prepared.platformFeeToken, found.platformFeeToken),
     same('integrator wallet', prepared.integratorWallet, found.integratorWallet),
     same('integrator fee token account', prepared.integratorFeeToken, found.integratorFeeToken),

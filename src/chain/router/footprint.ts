@@ -48,7 +48,7 @@ export function routeFootprint(input: { hops: number; native: boolean }) {
     routeInitAccountSizes: [ROUTE_ACCOUNT_SIZE, ...Array<number>(hops).fill(STEP_ACCOUNT_SIZE), 0],
     orchestratorAccountSize: ORCHESTRATOR_ACCOUNT_SIZE,
     /**
-     * Custody, the intermediate accounts, the platform fee wallet's account for the mint, and the
+     * Custody, the intermediate accounts, the platform's fee account for the mint (the config's), and the
      * recipient's associated token account (on a native route, the source's wrapped-SOL account
      * instead).
      */
