@@ -11,6 +11,8 @@ import {
   getMarkFailedInstruction,
   getScreenRouteInstruction,
   getUpdateConfigInstruction,
+  getWithdrawLamportsInstruction,
+  getWithdrawTokensInstruction,
 } from '../src/chain/router/instructions.ts';
 import { findOrchestratorPda } from '../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_VARIANTS, type RouterProgramVariant } from '../src/chain/router/program.ts';
@@ -48,7 +50,7 @@ async function deployAndSettle(
   hopCount: number,
 ): Promise<{ run: RouteRun; fixture: RouteFixture }> {
   const fixture = await prepareRoute(env, { hopCount, screeningRequired: true });
-  const { source, keeper, screener, platform } = env.wallets;
+  const { source, keeper, screener } = env.wallets;
   const plan = planFixtureDeployment(env, fixture);
   const deploy: RouteRun['deploy'] = [];
   const step = async (label: string, instructions: Parameters<RouterEnv['send']>[1], legacy = false) =>
@@ -69,7 +71,7 @@ async function deployAndSettle(
         config: env.config[0],
         route: fixture.routeAddress,
         source: source.address,
-        platformWallet: platform.address,
+        platformWallet: env.config[0],
         verdict: 'verified',
       }),
     ]),
@@ -152,7 +154,31 @@ async function smallInstructions(variant: RouterProgramVariant) {
     await env.send(source, [getCloseOrchestratorInstruction({ source, orchestrator: orchestrator[0] })]),
     'CloseOrchestrator',
   );
-  return { update, close };
+  // Withdrawals cost the same whatever the amount: nothing has been earned here, so 0 of each.
+  const withdrawLamports = measured(
+    await env.send(platform, [
+      getWithdrawLamportsInstruction({
+        platformWallet: platform,
+        config: env.config[0],
+        destination: platform.address,
+        amount: 0n,
+      }),
+    ]),
+    'WithdrawLamports',
+  );
+  const withdrawTokens = measured(
+    await env.send(platform, [
+      getWithdrawTokensInstruction({
+        platformWallet: platform,
+        config: env.config[0],
+        vault: env.tokens.platformFee,
+        destination: env.tokens.integratorFee,
+        amount: 0n,
+      }),
+    ]),
+    'WithdrawTokens',
+  );
+  return { update, close, withdrawLamports, withdrawTokens };
 }
 
 const maxCu = (ms: Measure[]) => Math.max(...ms.map((x) => x.computeUnits));
@@ -236,6 +262,8 @@ async function main() {
     const small = await smallInstructions(variant);
     put('UpdateConfig', variant, small.update);
     put('CloseOrchestrator', variant, small.close);
+    put('WithdrawLamports', variant, small.withdrawLamports);
+    put('WithdrawTokens', variant, small.withdrawTokens);
   }
 
   const lines = [
