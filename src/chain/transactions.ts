@@ -8,6 +8,7 @@ import {
   createTransactionMessage,
   getBase64EncodedWireTransaction,
   getTransactionMessageSize,
+  getTransactionSize,
   type Instruction,
   partiallySignTransactionMessageWithSigners,
   pipe,
@@ -83,8 +84,12 @@ export async function partiallySigned(
   };
 }
 
-/** What simulating a transaction on the chain as it is now said: its error, or the units it used (if told). */
+/**
+ * What simulating a transaction on the chain as it is now said: its error, or the units it used
+ * (if told); `size`, the transaction's bytes once signed. One above the size limit is not sent.
+ */
 export interface Simulation {
+  size: number;
   unitsConsumed: number | null;
   error: TransactionError | null;
 }
@@ -100,11 +105,17 @@ export async function simulate(
   options: CallOptions = {},
 ): Promise<Simulation> {
   const transaction = compileTransaction(messageOf({ ...input, computeUnitLimit: MAX_COMPUTE_UNIT_LIMIT }));
+  const size = getTransactionSize(transaction);
+  if (size > TRANSACTION_SIZE_LIMIT) return { size, unitsConsumed: null, error: null };
   const result = await chain.simulateTransaction(getBase64EncodedWireTransaction(transaction), {
     ...options,
     sigVerify: false,
     replaceRecentBlockhash: true,
   });
-  if (result.err !== null) return { unitsConsumed: null, error: result.err };
-  return { unitsConsumed: result.unitsConsumed === null ? null : Number(result.unitsConsumed), error: null };
+  if (result.err !== null) return { size, unitsConsumed: null, error: result.err };
+  return {
+    size,
+    unitsConsumed: result.unitsConsumed === null ? null : Number(result.unitsConsumed),
+    error: null,
+  };
 }

@@ -25,7 +25,6 @@ import {
   partiallySigned,
   simulate,
   TRANSACTION_SIZE_LIMIT,
-  transactionSize,
   type UnsignedTransaction,
 } from '../chain/transactions.ts';
 import type {
@@ -439,14 +438,13 @@ export async function buildTransaction(
   options: CallOptions,
 ): Promise<BuiltTransaction> {
   const { name, ...transaction } = input;
-  const size = transactionSize(transaction);
-  if (size > TRANSACTION_SIZE_LIMIT) {
+  const simulated = await simulate(deps.chain, transaction, options);
+  if (simulated.size > TRANSACTION_SIZE_LIMIT) {
     throw new AppError(
       'MH_031',
-      `The bundle's ${name} would be ${size} bytes, above the ${TRANSACTION_SIZE_LIMIT} a transaction may hold. Nothing was handed out; report this with the transfer's supportBundleId.`,
+      `The bundle's ${name} would be ${simulated.size} bytes, above the ${TRANSACTION_SIZE_LIMIT} a transaction may hold. Nothing was handed out; report this with the transfer's supportBundleId.`,
     );
   }
-  const simulated = await simulate(deps.chain, transaction, options);
   const computeUnitLimit =
     simulated.unitsConsumed === null ? fallbackUnits : Math.ceil(simulated.unitsConsumed * 1.1) + 1_000;
   const signed = await partiallySigned({ ...transaction, computeUnitLimit });

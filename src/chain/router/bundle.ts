@@ -22,10 +22,11 @@ import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
 /*
  * The transaction groups of a route's life, as lists of instructions per transaction (the caller
- * adds fee payer, blockhash and signatures). Each transaction holds as much as fits the 1,232-byte
- * limit without lookup tables, with both compute-budget instructions, up to the counts below:
- * the planner measures every transaction it fills (src/chain/router/bundle.test.ts checks every
- * combination, bench/program.ts reports the sizes).
+ * adds fee payer, blockhash and signatures). Every transaction fits the 1,232-byte limit without
+ * lookup tables, with both compute-budget instructions: the route's creation, which may also
+ * create the platform's fee account and wrap SOL, is measured and holds as many intermediate
+ * accounts as fit; the other groups hold the counts below, which fit in every case
+ * (src/chain/router/bundle.test.ts checks every combination, bench/program.ts reports the sizes).
  */
 
 /** Intermediate accounts the CreateRoute transaction creates at most (each adds a signature). */
@@ -104,17 +105,6 @@ export interface DeploymentPlan {
   };
 }
 
-/**
- * The longest prefix of `items` (at most `max`) whose transaction `fits`; a transaction of a
- * deployment carries at least one item (one is far below the limit).
- */
-function fitting<T>(items: readonly T[], max: number, fits: (take: readonly T[]) => boolean): T[] {
-  for (let count = Math.min(max, items.length); count > 1; count--) {
-    if (fits(items.slice(0, count))) return items.slice(0, count);
-  }
-  return items.slice(0, 1);
-}
-
 /** Splits a route's deployment into the prepared bundle's groups, skipping what exists on chain. */
 export function planDeployment(input: DeploymentInput): DeploymentPlan {
   const programAddress = input.programAddress ?? ROUTER_PROGRAM_ADDRESS;
@@ -127,8 +117,6 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
         : 'the route needs the recipient token account',
     );
   }
-  const fits = (instructions: readonly Instruction[]) =>
-    transactionSize({ feePayer: input.source.address, instructions, version: 0 }) <= TRANSACTION_SIZE_LIMIT;
   const recipientHolder = terms.recipientToken ?? terms.recipient;
   const intermediates = terms.hopCount - 1;
   const route = onChain.route;
@@ -193,7 +181,19 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
       ),
       ...after,
     ];
-    const first = fitting(pending, MAX_HOPS_IN_CREATE_ROUTE_TX, (hops) => fits(createRoute(hops)));
+    // As many intermediate accounts as fit (one always does): measuring costs a compilation each.
+    let count = Math.min(MAX_HOPS_IN_CREATE_ROUTE_TX, pending.length);
+    while (
+      count > 1 &&
+      transactionSize({
+        feePayer: input.source.address,
+        instructions: createRoute(pending.slice(0, count)),
+        version: 0,
+      }) > TRANSACTION_SIZE_LIMIT
+    ) {
+      count -= 1;
+    }
+    const first = pending.slice(0, count);
     routeInit.push(createRoute(first));
     registered += first.length;
     pending = pending.slice(first.length);
@@ -210,17 +210,15 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
       programAddress,
     ),
   ];
-  while (pending.length > 0) {
-    const hops = fitting(pending, MAX_HOPS_IN_ADD_HOPS_TX, (take) => fits(addHops(take)));
+  for (const hops of chunk(pending, MAX_HOPS_IN_ADD_HOPS_TX)) {
     routeInit.push(addHops(hops));
     registered += hops.length;
-    pending = pending.slice(hops.length);
   }
 
   const stepsLive = route?.stepsLive ?? 0;
   const allSteps = Array.from({ length: terms.hopCount }, (_, index) => index);
   const completedStepIndices = allSteps.filter((i) => (stepsLive & (1 << i)) !== 0);
-  let missingSteps = deploying ? allSteps.filter((i) => (stepsLive & (1 << i)) === 0) : [];
+  const missingSteps = deploying ? allSteps.filter((i) => (stepsLive & (1 << i)) === 0) : [];
   const session = (indices: readonly number[], first: boolean) => [
     ...(first && !native && (input.createRecipientTokenAccount ?? true)
       ? [
@@ -243,13 +241,9 @@ export function planDeployment(input: DeploymentInput): DeploymentPlan {
       programAddress,
     ),
   ];
-  const sessionInit: Instruction[][] = [];
-  while (missingSteps.length > 0) {
-    const first = sessionInit.length === 0;
-    const indices = fitting(missingSteps, MAX_STEPS_IN_INIT_STEPS_TX, (take) => fits(session(take, first)));
-    sessionInit.push(session(indices, first));
-    missingSteps = missingSteps.slice(indices.length);
-  }
+  const sessionInit = chunk(missingSteps, MAX_STEPS_IN_INIT_STEPS_TX).map((indices, n) =>
+    session(indices, n === 0),
+  );
 
   return {
     keeperFunding: onChain.keeperFunded
