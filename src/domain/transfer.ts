@@ -135,32 +135,6 @@ export interface Transfer {
   updatedAt: Date;
 }
 
-/**
- * The status a phase shows (decisions, "Status and phase"). `quoted` is `quote` until a bundle
- * was prepared, `awaiting_signature` after.
- */
-export function statusOfPhase(phase: TransferPhase, prepared: boolean): TransferStatus {
-  switch (phase) {
-    case 'quoted':
-      return prepared ? 'awaiting_signature' : 'quote';
-    case 'funding':
-    case 'deploying':
-      return 'awaiting_signature';
-    case 'executing':
-      return 'processing';
-    case 'settled':
-    case 'reclaimed':
-      return 'completed';
-    case 'failed':
-    case 'recoverable':
-      return 'failed';
-    case 'rescued':
-      return 'refunded';
-    case 'expired':
-      return 'expired';
-  }
-}
-
 /** Phases in which `recovery` is reported (decision C1); null in every other phase. */
 const RECOVERY_PHASES: ReadonlySet<TransferPhase> = new Set([
   'failed',

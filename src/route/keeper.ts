@@ -298,19 +298,15 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
           flatFeeLamports: onChain.platformFlatLamports + onChain.integratorFlatLamports,
         }
       : { percentFeeRaw: transfer.percentFeeRaw, flatFeeLamports: transfer.totalFlatFeeLamports };
-    const settled = snapshot && {
-      recovery: recoveryOf(snapshot, landedAt),
-      shares: integratorSharesOfPaid(transfer, paid),
-    };
-    await deps.db.transaction((tx) =>
-      deps.keeper.recordHop(tx, id, {
-        step,
-        signature,
-        nextDueAt: last ? null : dueAt(step + 1),
-        settled,
-        now,
-      }),
-    );
+    const then = snapshot
+      ? {
+          settled: {
+            recovery: recoveryOf(snapshot, landedAt),
+            shares: integratorSharesOfPaid(transfer, paid),
+          },
+        }
+      : { nextDueAt: dueAt(step + 1) };
+    await deps.db.transaction((tx) => deps.keeper.recordHop(tx, id, { step, signature, then, now }));
     deps.observe?.({
       kind: 'hop_landed',
       transferId: id,

@@ -1,11 +1,11 @@
 import type { IntegratorShares } from '../domain/rewards.ts';
-import type { Recovery, Transfer, TransferPhase } from '../domain/transfer.ts';
+import type { Recovery, Transfer } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
-import { appendTransferEvents } from './events.ts';
 import { accrueRewards } from './rewards.ts';
 import { openKeeperKey } from './route-deployments.ts';
 import type { SecretBox } from './secret-box.ts';
-import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
+import { type TransferRow, toTransfer } from './transfer-rows.ts';
+import { applyMove, type Reason } from './transitions.ts';
 
 /** A hop transaction signed by the keeper, stored before it is sent. */
 export interface StoredHopTransaction {
@@ -44,42 +44,6 @@ type ClaimRow = TransferRow & {
  * taken over changes nothing.
  */
 export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
-  /** Moves a route the keeper gave up on to `phase` with its error and recovery figures, and its events. */
-  async function fail(
-    tx: Sql,
-    transferId: number,
-    input: {
-      phase: Extract<TransferPhase, 'failed' | 'recoverable'>;
-      lastError: { code: string; message: string };
-      recovery: Recovery;
-      now: Date;
-    },
-  ): Promise<Transfer | null> {
-    const { rows } = await tx.query<TransferRow>(
-      `UPDATE transfers
-          SET status = 'failed', phase = $2, last_error = $3::jsonb, recovery = $4::jsonb, keeper_due_at = NULL,
-              keeper_claim = NULL, keeper_claimed_until = NULL, hop_tx = NULL, hop_tx_signature = NULL,
-              hop_tx_valid_until = NULL, updated_at = $5
-        WHERE id = $1 AND status = 'processing'
-        RETURNING *`,
-      [
-        transferId,
-        input.phase,
-        JSON.stringify({ ...input.lastError, at: input.now.toISOString() }),
-        JSON.stringify(recoveryRow(input.recovery)),
-        input.now,
-      ],
-    );
-    if (!rows[0]) return null;
-    const transfer = toTransfer(rows[0]);
-    const events =
-      input.phase === 'recoverable'
-        ? (['transfer.phase_changed', 'transfer.failed', 'transfer.recoverable'] as const)
-        : (['transfer.phase_changed', 'transfer.failed'] as const);
-    await appendTransferEvents(tx, transfer, events, input.now);
-    return transfer;
-  }
-
   return {
     /**
      * Claims up to `limit` routes whose keeper work is due at the chain's time `chainNow`, oldest
@@ -195,11 +159,10 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
     },
 
     /**
-     * Records hop `step` (0-based) as landed with its signature: `progress.hopsCompleted` moves on,
-     * the next step is due at `nextDueAt`, event `hop_complete`. On the last hop (the route settled
-     * on chain), `settled` carries what reclaim gives back and the integrator's shares of what the
-     * route paid: status `completed`, phase `settled`, `completedAt`, events `completed` and
-     * `phase_changed`, and those shares credited to its rewards.
+     * Records hop `step` (0-based) as landed with its signature: `progress.hopsCompleted` moves on
+     * and the next step is due at `nextDueAt`; or, on the last hop (the route settled on chain), the
+     * transfer settles with what reclaim gives back, and the integrator's shares of what the route
+     * paid are credited to its rewards.
      * Records each hop once: a hop recorded already answers null.
      */
     async recordHop(
@@ -208,56 +171,33 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
       input: {
         step: number;
         signature: string;
-        nextDueAt: bigint | null;
-        settled: { recovery: Recovery; shares: IntegratorShares } | null;
+        then: { nextDueAt: bigint } | { settled: { recovery: Recovery; shares: IntegratorShares } };
         now: Date;
       },
     ): Promise<Transfer | null> {
-      const settled = input.settled !== null;
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers
-            SET hops_completed = hops_completed + 1,
-                signatures = jsonb_set(signatures, '{hops}', (signatures -> 'hops') || to_jsonb($3::text)),
-                keeper_due_at = $4, keeper_retry_at = NULL, hop_attempts = 0,
-                hop_tx = NULL, hop_tx_signature = NULL, hop_tx_valid_until = NULL,
-                keeper_claim = NULL, keeper_claimed_until = NULL,
-                status = CASE WHEN $5 THEN 'completed' ELSE status END,
-                phase = CASE WHEN $5 THEN 'settled' ELSE phase END,
-                completed_at = CASE WHEN $5 THEN $7::timestamptz ELSE completed_at END,
-                recovery = CASE WHEN $5 THEN $6::jsonb ELSE recovery END,
-                updated_at = $7
-          WHERE id = $1 AND status = 'processing' AND hops_completed = $2
-          RETURNING *`,
-        [
+      const { step, signature, then, now } = input;
+      if ('nextDueAt' in then) {
+        return applyMove(
+          tx,
           transferId,
-          input.step,
-          input.signature,
-          input.nextDueAt?.toString() ?? null,
-          settled,
-          input.settled ? JSON.stringify(recoveryRow(input.settled.recovery)) : null,
-          input.now,
-        ],
-      );
-      if (!rows[0]) return null;
-      const transfer = toTransfer(rows[0]);
-      await appendTransferEvents(
-        tx,
-        transfer,
-        settled
-          ? ['transfer.hop_complete', 'transfer.completed', 'transfer.phase_changed']
-          : ['transfer.hop_complete'],
-        input.now,
-      );
-      if (input.settled) await accrueRewards(tx, transfer, input.settled.shares, input.now);
+          { name: 'hopLanded', step, signature, nextDueAt: then.nextDueAt },
+          now,
+        );
+      }
+      const { recovery, shares } = then.settled;
+      const transfer = await applyMove(tx, transferId, { name: 'settled', step, signature, recovery }, now);
+      if (transfer) await accrueRewards(tx, transfer, shares, now);
       return transfer;
     },
 
     /** The keeper declared the route failed on chain after a permanent hop failure: status and phase `failed`. */
-    markFailed: (
-      tx: Sql,
-      transferId: number,
-      input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
-    ) => fail(tx, transferId, { ...input, phase: 'failed' }),
+    markFailed: (tx: Sql, transferId: number, input: { lastError: Reason; recovery: Recovery; now: Date }) =>
+      applyMove(
+        tx,
+        transferId,
+        { name: 'failed', lastError: input.lastError, recovery: input.recovery },
+        input.now,
+      ),
 
     /**
      * The route cannot proceed for another reason (screening flagged it, its deadline passed):
@@ -266,8 +206,14 @@ export function createKeeperWorkStore(db: Db, secrets: SecretBox) {
     markRecoverable: (
       tx: Sql,
       transferId: number,
-      input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
-    ) => fail(tx, transferId, { ...input, phase: 'recoverable' }),
+      input: { lastError: Reason; recovery: Recovery; now: Date },
+    ) =>
+      applyMove(
+        tx,
+        transferId,
+        { name: 'recoverable', lastError: input.lastError, recovery: input.recovery },
+        input.now,
+      ),
   };
 }
 

@@ -1,7 +1,7 @@
-import type { EventType, Recovery, RecoveryKind, Transfer } from '../domain/transfer.ts';
+import type { Recovery, RecoveryKind, Transfer } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
-import { appendTransferEvents } from './events.ts';
 import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
+import { applyMove } from './transitions.ts';
 
 /** The latest rescue or reclaim bundle handed out for a transfer. */
 export interface StoredRecoveryBundle {
@@ -69,71 +69,45 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * Records a verified rescue: its signatures and the figures after it. A complete rescue moves a
-     * `failed` or `recoverable` transfer to phase `rescued`, status `refunded`, with events
-     * `rescued`, `refunded` and `phase_changed` (once: a transfer rescued already only gains the
-     * signatures). Answers the transfer as it is now.
+     * `failed` or `recoverable` transfer to phase `rescued` (once: a transfer rescued already only
+     * gains the signatures). Answers the transfer as it is now.
      */
     async recordRescue(tx: Sql, transferId: number, outcome: RecoveryOutcome): Promise<Transfer> {
       const before = await lock(tx, transferId);
-      const rescued = outcome.complete && (before.phase === 'failed' || before.phase === 'recoverable');
-      const transfer = await update(tx, before, 'rescue', outcome, rescued ? 'rescued' : null);
-      if (rescued) {
-        await appendTransferEvents(
-          tx,
-          transfer,
-          ['transfer.rescued', 'transfer.refunded', 'transfer.phase_changed'],
-          outcome.now,
-        );
-      }
-      return transfer;
+      const recorded = await record(tx, before, 'rescue', outcome);
+      if (!outcome.complete) return recorded;
+      return (await applyMove(tx, transferId, { name: 'rescued' }, outcome.now)) ?? recorded;
     },
 
     /**
-     * Records a verified reclaim: its signatures and the figures after it. A reclaim that leaves
-     * nothing to reclaim and brought new signatures emits `rent_reclaimed`; a settled transfer then
-     * moves to phase `reclaimed` (`phase_changed`), one rescued or reclaimed already keeps its
-     * phase. Answers the transfer as it is now.
+     * Records a verified reclaim: its signatures and the figures after it. A complete reclaim moves
+     * a settled transfer to phase `reclaimed`; on one rescued or reclaimed already, a complete
+     * reclaim that brought new signatures only says so (`rent_reclaimed`). Answers the transfer as
+     * it is now.
      */
     async recordReclaim(tx: Sql, transferId: number, outcome: RecoveryOutcome): Promise<Transfer> {
       const before = await lock(tx, transferId);
       const known = new Set(before.recovery_signatures.reclaim);
       const fresh = outcome.signatures.some((signature) => !known.has(signature));
-      const reclaimed = outcome.complete && before.phase === 'settled';
-      const transfer = await update(tx, before, 'reclaim', outcome, reclaimed ? 'reclaimed' : null);
-      const events: EventType[] = [];
-      if (outcome.complete && fresh) events.push('transfer.rent_reclaimed');
-      if (reclaimed) events.push('transfer.phase_changed');
-      await appendTransferEvents(tx, transfer, events, outcome.now);
-      return transfer;
+      const recorded = await record(tx, before, 'reclaim', outcome);
+      if (!outcome.complete) return recorded;
+      const move = before.phase === 'settled' ? 'reclaimed' : fresh ? 'reclaimedAgain' : null;
+      return (move && (await applyMove(tx, transferId, { name: move }, outcome.now))) ?? recorded;
     },
   };
 }
 
-/** Adds a confirm's signatures of `kind` (once each), stores the figures and, when given, the new phase. */
-async function update(
-  tx: Sql,
-  before: TransferRow,
-  kind: RecoveryKind,
-  outcome: RecoveryOutcome,
-  phase: 'rescued' | 'reclaimed' | null,
-): Promise<Transfer> {
+/** Adds a confirm's signatures of `kind` (once each) and stores the figures read after it. */
+async function record(tx: Sql, before: TransferRow, kind: RecoveryKind, outcome: RecoveryOutcome) {
   const signatures = {
     ...before.recovery_signatures,
     [kind]: [...new Set([...before.recovery_signatures[kind], ...outcome.signatures])],
   };
   const { rows } = await tx.query<TransferRow>(
-    `UPDATE transfers
-        SET recovery_signatures = $2::jsonb, recovery = $3::jsonb, phase = coalesce($4, phase),
-            status = CASE WHEN $4 = 'rescued' THEN 'refunded' ELSE status END, updated_at = $5
+    `UPDATE transfers SET recovery_signatures = $2::jsonb, recovery = $3::jsonb, updated_at = $4
       WHERE id = $1
       RETURNING *`,
-    [
-      before.id,
-      JSON.stringify(signatures),
-      JSON.stringify(recoveryRow(outcome.recovery)),
-      phase,
-      outcome.now,
-    ],
+    [before.id, JSON.stringify(signatures), JSON.stringify(recoveryRow(outcome.recovery)), outcome.now],
   );
   return toTransfer(rows[0]!);
 }

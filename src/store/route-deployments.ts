@@ -2,11 +2,10 @@ import type { Address } from '@solana/kit';
 import type { RouteSchedule } from '../domain/route.ts';
 import type { PreparedRouteTerms } from '../domain/route-terms.ts';
 import type { Recovery, Transfer, TransferSignatures } from '../domain/transfer.ts';
-import { KEEPER_CHANNEL } from './channels.ts';
 import type { Db, Sql } from './db.ts';
-import { appendTransferEvents } from './events.ts';
 import type { SecretBox } from './secret-box.ts';
-import { recoveryRow, type TransferRow, toTransfer } from './transfer-rows.ts';
+import { type TransferRow, toTransfer } from './transfer-rows.ts';
+import { applyMove, type Reason, type VerifiedSignatures } from './transitions.ts';
 
 /** A keeper's private key from its sealed column. */
 export function openKeeperKey(secrets: SecretBox, sealed: string): Uint8Array {
@@ -66,13 +65,6 @@ function toRouteTerms(row: RouteTermsRow): PreparedRouteTerms {
     screeningRequired: row.screening_required,
     maxDepositLamports: BigInt(row.max_deposit_lamports),
   };
-}
-
-/** Signatures the source reported and the service verified on chain. */
-export interface VerifiedSignatures {
-  routeInit: readonly string[];
-  sessionInit: readonly string[];
-  orchestrator: string | null;
 }
 
 /**
@@ -175,15 +167,8 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
      * resumed bundle leaves out a keeper already funded on chain, whoever reported it).
      */
     async recordPrepared(tx: Sql, transferId: number, input: { keeperFundingInBundle: boolean; now: Date }) {
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers
-            SET status = CASE WHEN status = 'quote' THEN 'awaiting_signature' ELSE status END,
-                keeper_funding_in_bundle = $2, updated_at = $3
-          WHERE id = $1
-          RETURNING *`,
-        [transferId, input.keeperFundingInBundle, input.now],
-      );
-      return toTransfer(rows[0]!);
+      const move = { name: 'prepared', keeperFundingInBundle: input.keeperFundingInBundle } as const;
+      return (await applyMove(tx, transferId, move, input.now)) ?? read(tx, transferId);
     },
 
     /**
@@ -196,129 +181,53 @@ export function createRouteDeploymentStore(db: Db, secrets: SecretBox) {
       signature: string | null,
       now: Date,
     ): Promise<Transfer> {
-      const before = await read(tx, transferId, { lock: true });
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers
-            SET keeper_funding_signature = coalesce(keeper_funding_signature, $2),
-                phase = CASE WHEN phase = 'quoted' THEN 'funding' ELSE phase END, updated_at = $3
-          WHERE id = $1
-          RETURNING *`,
+      await tx.query(
+        `UPDATE transfers SET keeper_funding_signature = coalesce(keeper_funding_signature, $2), updated_at = $3
+          WHERE id = $1`,
         [transferId, signature, now],
       );
-      const transfer = toTransfer(rows[0]!);
-      if (before.phase !== transfer.phase) {
-        await appendTransferEvents(tx, transfer, ['transfer.phase_changed'], now);
-      }
-      return transfer;
+      return (await applyMove(tx, transferId, { name: 'keeperFunded' }, now)) ?? read(tx, transferId);
     },
 
     /** A route found partly on chain: phase `deploying` (from `quoted` or `funding`). */
     async recordDeploying(tx: Sql, transferId: number, now: Date): Promise<Transfer> {
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers SET phase = 'deploying', updated_at = $2
-          WHERE id = $1 AND status = 'awaiting_signature' AND phase IN ('quoted', 'funding')
-          RETURNING *`,
-        [transferId, now],
-      );
-      if (!rows[0]) return read(tx, transferId);
-      const transfer = toTransfer(rows[0]);
-      await appendTransferEvents(tx, transfer, ['transfer.phase_changed'], now);
-      return transfer;
+      return (await applyMove(tx, transferId, { name: 'deploying' }, now)) ?? read(tx, transferId);
     },
 
     /**
      * Takes over a route found complete on chain: status `processing`, phase `executing`, the
-     * deposit received now, the schedule as deployed and the verified signatures, with events
-     * `deposit_confirmed`, `processing` and `phase_changed`. Only one caller takes a transfer over;
-     * the others (another process, the reconciler) get null.
+     * deposit received now, the schedule as deployed and the verified signatures. Only one caller
+     * takes a transfer over; the others (another process, the reconciler) get null.
      */
-    async takeOver(
+    takeOver: (
       tx: Sql,
       transferId: number,
       input: { signatures: VerifiedSignatures; schedule: RouteSchedule; keeperDueAt: bigint; now: Date },
-    ): Promise<Transfer | null> {
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers
-            SET status = 'processing', phase = 'executing', deposit_received_at = $2, updated_at = $2,
-                first_release_at = $3, interval_seconds = $4, deadline_at = $5,
-                signatures = jsonb_set(jsonb_set(signatures, '{routeInit}', $6::jsonb), '{sessionInit}', $7::jsonb),
-                orchestrator_signature = coalesce($8, orchestrator_signature), keeper_due_at = $9
-          WHERE id = $1 AND status = 'awaiting_signature'
-          RETURNING *`,
-        [
-          transferId,
-          input.now,
-          input.schedule.firstReleaseAt.toString(),
-          input.schedule.intervalSecs,
-          input.schedule.deadlineAt.toString(),
-          JSON.stringify(input.signatures.routeInit),
-          JSON.stringify(input.signatures.sessionInit),
-          input.signatures.orchestrator,
-          input.keeperDueAt.toString(),
-        ],
-      );
-      if (!rows[0]) return null;
-      const transfer = toTransfer(rows[0]);
-      await tx.query('SELECT pg_notify($1, $2)', [KEEPER_CHANNEL, String(transferId)]);
-      await appendTransferEvents(
-        tx,
-        transfer,
-        ['transfer.deposit_confirmed', 'transfer.processing', 'transfer.phase_changed'],
-        input.now,
-      );
-      return transfer;
+    ): Promise<Transfer | null> => {
+      const { now, ...recorded } = input;
+      return applyMove(tx, transferId, { name: 'takenOver', ...recorded }, now);
     },
 
     /**
      * A deployment abandoned with nothing of it on chain (its keeper's lamports already returned):
-     * status and phase `expired`, events `phase_changed` and `expired`. Answers the transfer as it
-     * is now, also when another process settled it first.
+     * `expired`. Answers the transfer as it is now, also when another process settled it first.
      */
     async expireDeployment(tx: Sql, transferId: number, now: Date): Promise<Transfer> {
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $2, updated_at = $2
-          WHERE id = $1 AND status = 'awaiting_signature'
-          RETURNING *`,
-        [transferId, now],
-      );
-      if (!rows[0]) return read(tx, transferId);
-      const transfer = toTransfer(rows[0]);
-      await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
-      return transfer;
+      return (await applyMove(tx, transferId, { name: 'expired' }, now)) ?? read(tx, transferId);
     },
 
     /**
-     * A route that cannot proceed while funds are locked in it (a deployment abandoned half-way):
-     * status `failed`, phase `recoverable`, why in `lastError`, what the source can rescue in
-     * `recovery`; events `phase_changed`, `failed` and `recoverable`. Answers the transfer as it is
-     * now, also when another process settled it first.
+     * A route that cannot proceed while funds are locked in it (not the one quoted, a deployment
+     * abandoned half-way): `recoverable`, why in `lastError`, what the source can rescue in
+     * `recovery`. Answers the transfer as it is now, also when another process settled it first.
      */
     async markRecoverable(
       tx: Sql,
       transferId: number,
-      input: { lastError: { code: string; message: string }; recovery: Recovery; now: Date },
+      input: { lastError: Reason; recovery: Recovery; now: Date },
     ): Promise<Transfer> {
-      const { rows } = await tx.query<TransferRow>(
-        `UPDATE transfers SET status = 'failed', phase = 'recoverable', last_error = $2::jsonb, recovery = $3::jsonb,
-                updated_at = $4
-          WHERE id = $1 AND status = 'awaiting_signature'
-          RETURNING *`,
-        [
-          transferId,
-          JSON.stringify({ ...input.lastError, at: input.now.toISOString() }),
-          JSON.stringify(recoveryRow(input.recovery)),
-          input.now,
-        ],
-      );
-      if (!rows[0]) return read(tx, transferId);
-      const transfer = toTransfer(rows[0]);
-      await appendTransferEvents(
-        tx,
-        transfer,
-        ['transfer.phase_changed', 'transfer.failed', 'transfer.recoverable'],
-        input.now,
-      );
-      return transfer;
+      const move = { name: 'recoverable', lastError: input.lastError, recovery: input.recovery } as const;
+      return (await applyMove(tx, transferId, move, input.now)) ?? read(tx, transferId);
     },
 
     /**

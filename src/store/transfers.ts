@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Owner } from '../domain/integration.ts';
+import { TRANSITIONS } from '../domain/lifecycle.ts';
 import type { NewQuote } from '../domain/quote.ts';
 import {
   FUNDING_STRATEGY,
@@ -11,6 +12,7 @@ import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import { readPage } from './paging.ts';
 import { type TransferRow, toTransfer } from './transfer-rows.ts';
+import { applyMove } from './transitions.ts';
 
 /** The outcome of a create: a new quote, the existing one for a repeated externalId, or a conflict. */
 export type CreateQuoteResult =
@@ -107,7 +109,7 @@ export function createTransferStore(db: Db) {
         ]);
         if (rows[0]) {
           const transfer = toTransfer(rows[0]);
-          await appendTransferEvents(tx, transfer, ['transfer.quote_created'], quote.quotedAt);
+          await appendTransferEvents(tx, transfer, TRANSITIONS.created.events, quote.quotedAt);
           return { kind: 'created', transfer };
         }
         const taken = await matchExternalId(tx, owner, quote.externalId, quote.fingerprint);
@@ -164,16 +166,15 @@ export function createTransferStore(db: Db) {
      */
     async expireDue(now: Date, batchSize: number): Promise<Transfer[]> {
       return db.transaction(async (tx) => {
-        const { rows } = await tx.query<TransferRow>(
-          `UPDATE transfers SET status = 'expired', phase = 'expired', expired_at = $1, updated_at = $1
-            WHERE id IN (SELECT id FROM transfers WHERE status = 'quote' AND expires_at <= $1
-                          ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-            RETURNING *`,
+        const { rows } = await tx.query<{ id: string }>(
+          `SELECT id FROM transfers WHERE status = 'quote' AND expires_at <= $1
+            ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [now, batchSize],
         );
-        const expired = rows.map(toTransfer);
-        for (const transfer of expired) {
-          await appendTransferEvents(tx, transfer, ['transfer.phase_changed', 'transfer.expired'], now);
+        const expired: Transfer[] = [];
+        for (const { id } of rows) {
+          const transfer = await applyMove(tx, Number(id), { name: 'expired' }, now);
+          if (transfer) expired.push(transfer);
         }
         return expired;
       });

@@ -60,8 +60,11 @@ describe('a keeper worker killed at any point of a hop', () => {
       routes.map((route, i) => [route.id, PLANS[i]!.points]),
     );
 
-    // A worker that dies is replaced at once, until every route is complete.
+    // A worker that dies is replaced at once, until every route is complete. What each run died of
+    // (its crash mark) and whether the chain moved past a blockhash's lifetime before it started.
     let died = new Set<string>();
+    const deathOf: string[] = [];
+    const travelledBefore: boolean[] = [];
     const deadline = Date.now() + 90_000;
     while (!(await allCompleted(t, routes))) {
       const running = runs.at(-1);
@@ -72,10 +75,14 @@ describe('a keeper worker killed at any point of a hop', () => {
       if (!running || running.child.exitCode !== null || running.child.signalCode !== null) {
         assert.ok(runs.length <= Object.values(plan).flat().length, 'no more restarts than planned deaths');
         const now = new Set(await readdir(marks));
-        if ([...now].some((mark) => !died.has(mark) && mark.split('-')[1] === String(MIDDLE))) {
+        const fresh = [...now].filter((mark) => !died.has(mark));
+        if (runs.length > 0) deathOf.push(fresh[0] ?? '');
+        const travel = fresh.some((mark) => mark.split('-')[1] === String(MIDDLE));
+        if (travel) {
           const slot = await t.chain.chain.getSlot();
           await t.chain.cheats.timeTravel({ absoluteSlot: Number(slot) + BLOCKHASH_LIFETIME_SLOTS });
         }
+        travelledBefore.push(travel);
         died = now;
         runs.push(startCrashingWorker(t, { CRASH_PLAN: JSON.stringify(plan), CRASH_MARKS: marks }));
       }
@@ -99,8 +106,9 @@ describe('a keeper worker killed at any point of a hop', () => {
     for (const route of routes) await assertCarriedOnce(t, route);
 
     // What the workers said about each route: a hop's stored bytes were sent again while their
-    // blockhash lived, and replaced once it had expired; a hop that landed before its worker died
-    // was recorded by the next one, from the chain.
+    // blockhash lived, and replaced once it had expired (after a middle hop's death the chain moved
+    // past a blockhash's lifetime: a hop stored then by another route's worker expired as well); a
+    // hop that landed before its worker died was recorded by the next one, from the chain.
     const logs = runs.flatMap((run) => run.logs);
     const steps = (id: number, msg: RegExp, match: Record<string, unknown>) =>
       logs
@@ -111,16 +119,32 @@ describe('a keeper worker killed at any point of a hop', () => {
             Object.entries(match).every(([key, value]) => line[key] === value),
         )
         .map((line) => line.step);
+    /** Whether the chain moved past the blockhash of the hop stored at `mark` before a worker sent it again. */
+    const expiredBeforeResent = (mark: string) => {
+      const [id, step] = mark.split('-').map(Number);
+      const death = deathOf.indexOf(mark);
+      const next = runs.findIndex(
+        (run, index) =>
+          index > death &&
+          run.logs.some(
+            (line) =>
+              line.transferId === id && line.step === step && /^hop (sent|retried)$/.test(String(line.msg)),
+          ),
+      );
+      return travelledBefore.slice(death + 1, next + 1).some(Boolean);
+    };
     for (const route of routes) {
       const where = (match: (point: CrashPoint, step: number) => boolean) =>
         plan[route.id]!.flatMap((point, step) => (match(point, step) ? [step] : []));
-      assert.deepEqual(
-        steps(route.id, /^hop sent$/, { resent: true }),
-        where((point, step) => point === 'stored' && step !== MIDDLE),
-      );
+      const stored = (expired: boolean) =>
+        where(
+          (point, step) =>
+            point === 'stored' && expiredBeforeResent(`${route.id}-${step}-stored`) === expired,
+        );
+      assert.deepEqual(steps(route.id, /^hop sent$/, { resent: true }), stored(false));
       assert.deepEqual(
         steps(route.id, /^hop retried$/, { reason: 'expired before it landed' }),
-        where((point, step) => point === 'stored' && step === MIDDLE),
+        stored(true),
       );
       assert.deepEqual(
         steps(route.id, /^hop landed/, { recovered: true }),
