@@ -202,13 +202,16 @@ export function isExpiredQuote(transfer: Pick<Transfer, 'status' | 'expiresAt'>,
  * has passed before the expiry worker got to it.
  */
 export function assertNotExpired(transfer: Pick<Transfer, 'id' | 'status' | 'expiresAt'>, now: Date): void {
-  if (transfer.status === 'expired' || isExpiredQuote(transfer, now)) {
-    throw new AppError(
-      'MH_034',
-      `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()}. Create a new transfer for a fresh quote.`,
-      { param: 'transferId' },
-    );
-  }
+  if (transfer.status === 'expired' || isExpiredQuote(transfer, now)) throw expiredError(transfer);
+}
+
+/** MH_034 for a transfer whose quote expired. */
+export function expiredError(transfer: Pick<Transfer, 'id' | 'expiresAt'>): AppError {
+  return new AppError(
+    'MH_034',
+    `Transfer ${transfer.id} expired at ${transfer.expiresAt.toISOString()}. Create a new transfer for a fresh quote.`,
+    { param: 'transferId' },
+  );
 }
 
 const SUPPORT_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';

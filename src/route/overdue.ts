@@ -17,13 +17,13 @@ export interface OverdueDeps {
 const iso = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
 
 /**
- * Records what the chain says of a route taken over once its on-chain deadline has passed: it can
- * no longer execute, so the source may rescue it whether or not any keeper is alive. A route the
- * keeper marked failed becomes `failed`; any other that did not settle (still active, flagged, or
- * already being rescued by the source on chain) becomes `recoverable` (events `phase_changed`,
- * `failed`, `recoverable`), with what a rescue returns. A settled route is left to the keeper,
- * which records the hop it sent. Answers the transfer as recorded now, or null when another
- * process changed it first; a route still within its deadline is answered unchanged.
+ * Records what the chain says of a route taken over that can no longer run: one the keeper marked
+ * failed (whose worker did not live to record it) becomes `failed`, at any time; past its on-chain
+ * deadline, any other that did not settle (still active, flagged, or already being rescued by the
+ * source on chain) becomes `recoverable`, with what a rescue returns, whether or not any keeper is
+ * alive. A settled route is left to the keeper, which records the hop it sent. Answers the
+ * transfer as recorded now, or null when another process changed it first; a route that can still
+ * run is answered unchanged.
  */
 export async function settleOverdueRoute(
   deps: OverdueDeps,
@@ -34,8 +34,8 @@ export async function settleOverdueRoute(
   const current = read ?? (await readRecovery(deps.chain, deps.programAddress, transfer));
   const route = current.snapshot.route?.data;
   const deadlineAt = route?.deadlineAt ?? transfer.route.schedule?.deadlineAt;
-  if (deadlineAt === undefined || current.chainNow <= deadlineAt) return transfer;
-  if (route?.status === 'settled') return transfer;
+  const overdue = deadlineAt !== undefined && current.chainNow > deadlineAt;
+  if (route?.status === 'settled' || (route?.status !== 'failed' && !overdue)) return transfer;
   const now = deps.clock.now();
   const recovery = current.recovery;
   if (route?.status === 'failed') {
@@ -47,7 +47,7 @@ export async function settleOverdueRoute(
   const message =
     route?.status === 'flagged'
       ? 'Compliance screening flagged this route: it will not execute and its screening deposit is forfeited. The source can rescue its tokens.'
-      : `The route passed its deadline (${iso(deadlineAt)}) before its last hop ran, so it can no longer finish. The source can rescue everything it holds.`;
+      : `The route passed its deadline (${iso(deadlineAt!)}) before its last hop ran, so it can no longer finish. The source can rescue everything it holds.`;
   return deps.db.transaction((tx) =>
     deps.keeper.markRecoverable(tx, transfer.id, { lastError: { code: 'MH_031', message }, recovery, now }),
   );

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
+import {
+  type Address,
+  createKeyPairSignerFromPrivateKeyBytes,
+  generateKeyPairSigner,
+  type KeyPairSigner,
+} from '@solana/kit';
+import { getMarkFailedInstruction } from '../../src/chain/router/instructions.ts';
+import { sendAndConfirm } from '../../src/platform/send.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { type Bundle, broadcastBundle } from '../helpers/wallet.ts';
@@ -130,6 +137,57 @@ describe('abandoned deployments and the funding endpoints', () => {
       'transfer.failed',
       'transfer.recoverable',
     ]);
+    // Its quote expired: prepare has nothing to offer but MH_034, like any expired transfer.
+    const again = await caller.post(`/api/v1/transfers/${id}/prepare`);
+    assert.equal(again.statusCode, 410, again.body);
+    assert.equal(again.json().error.code, 'MH_034');
+  });
+
+  test('funding/refresh reads any phase from the chain: a route past its deadline, or marked failed, with no worker running', async () => {
+    const overdue = await prepared();
+    const failed = await prepared();
+    for (const route of [overdue, failed]) {
+      await broadcastBundle(t.chain.chain, route.source, route.bundle);
+      assert.equal((await refresh(route.id)).transfer.phase, 'executing');
+    }
+    // The keeper marks one failed on chain and dies before recording it.
+    const { route_address: routeAddress } = (
+      await t.database.db.query<{ route_address: Address }>(
+        'SELECT route_address FROM transfers WHERE id = $1',
+        [failed.id],
+      )
+    ).rows[0]!;
+    const keeper = await createKeyPairSignerFromPrivateKeyBytes(
+      (await t.store.routes.keeperPrivateKey(failed.id))!,
+    );
+    await sendAndConfirm(
+      t.chain.chain,
+      keeper,
+      [getMarkFailedInstruction({ keeper, route: routeAddress }, t.platform.programAddress)],
+      { pollMs: 5 },
+    );
+    const marked = (await refresh(failed.id)).transfer;
+    assert.deepEqual([marked.status, marked.phase, marked.lastError.code], ['failed', 'failed', 'MH_031']);
+    assert.equal(marked.recovery.canRescue, true);
+
+    const { deadline_at: deadline } = (
+      await t.database.db.query<{ deadline_at: string }>('SELECT deadline_at FROM transfers WHERE id = $1', [
+        overdue.id,
+      ])
+    ).rows[0]!;
+    await t.chain.cheats.timeTravel({ absoluteTimestamp: (Number(deadline) + 1) * 1000 });
+    const late = (await refresh(overdue.id)).transfer;
+    assert.deepEqual([late.status, late.phase], ['failed', 'recoverable']);
+    assert.match(late.lastError.message, /passed its deadline/);
+    assert.deepEqual((await eventTypes(overdue.id)).slice(-3), [
+      'transfer.phase_changed',
+      'transfer.failed',
+      'transfer.recoverable',
+    ]);
+    // A taken-over transfer's prepare answers nothing to do, expired quote or not.
+    const prepareAgain = await caller.post(`/api/v1/transfers/${overdue.id}/prepare`);
+    assert.equal(prepareAgain.statusCode, 200, prepareAgain.body);
+    assert.equal(prepareAgain.json().preparedTxs.resume.nothingToDo, true);
   });
 
   test('the reconciler does the same without any call', async () => {

@@ -5,7 +5,9 @@ import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
 import type { Transfer } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
+import type { OverdueDeps } from '../../../route/overdue.ts';
 import { type ReconcileDeps, reconcileDeployment } from '../../../route/reconcile.ts';
+import { refreshFromChain } from '../../../route/refresh.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, integerId, noBody } from '../../schemas/common.ts';
@@ -25,7 +27,7 @@ const settledDeployment = (transfer: Transfer) =>
  */
 export async function fundingRoutes(
   app: FastifyInstance,
-  deps: ReconcileDeps & { transfers: TransferStore; fundingPollMs?: number },
+  deps: ReconcileDeps & OverdueDeps & { transfers: TransferStore; fundingPollMs?: number },
 ) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const pollMs = deps.fundingPollMs ?? 1_000;
@@ -44,15 +46,17 @@ export async function fundingRoutes(
         operationId: 'refreshFunding',
         summary: 'Refresh a transfer from the chain',
         description:
-          'Reads the transfer’s route on chain now and updates its phase and status: a route found complete is taken over as a final confirm-broadcast would.',
+          'Reads the transfer’s route on chain now and updates its phase and status, whatever the phase: a deployment found complete is taken over as a final confirm-broadcast would (or refused, when its terms are not the quoted ones); a route that can no longer run (marked failed on chain, or past its deadline) is recorded `failed` or `recoverable`.',
         params,
         body: noBody,
         response,
       },
     },
     async (request) => {
-      const transfer = await load(request.auth.owner, request.params.transferId);
-      return { transfer: transferView(await reconcileDeployment(deps, transfer)) };
+      const { owner } = request.auth;
+      const transfer = await load(owner, request.params.transferId);
+      const refreshed = await refreshFromChain(deps, transfer, () => load(owner, transfer.id));
+      return { transfer: transferView(refreshed) };
     },
   );
 

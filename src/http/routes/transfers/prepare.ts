@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { BlockhashReader } from '../../../chain/types.ts';
 import type { Clock } from '../../../domain/clock.ts';
-import { assertNotExpired, type Transfer } from '../../../domain/transfer.ts';
+import { allows } from '../../../domain/lifecycle.ts';
+import { assertNotExpired, expiredError, type Transfer } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import { dependencyDeadline } from '../../../quotes/pricing.ts';
 import { type PrepareDeps, type PreparedBundle, prepareBundle } from '../../../route/prepare.ts';
@@ -70,9 +71,14 @@ export async function prepareRoute(
     async (request, reply) => {
       const found = await deps.transfers.get(request.auth.owner, request.params.transferId);
       if (!found) throw notFound(`No transfer with id ${request.params.transferId}.`, 'transferId');
-      assertNotExpired(found, deps.clock.now());
+      const now = deps.clock.now();
+      assertNotExpired(found, now);
       const signal = dependencyDeadline();
-      if (found.status !== 'quote' && found.status !== 'awaiting_signature') {
+      if (!allows('prepared', found.phase)) {
+        // Past expiresAt only a route that was taken over has anything left to answer for.
+        if (found.depositReceivedAt === null && found.expiresAt.getTime() <= now.getTime()) {
+          throw expiredError(found);
+        }
         return { transfer: transferView(found), preparedTxs: await nothingToDo(deps.chain, found, signal) };
       }
       const { transfer, bundle, terms } = await prepareBundle(deps, found, { signal });
