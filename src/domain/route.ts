@@ -55,3 +55,13 @@ export function keeperFundingLamports(input: {
     LAMPORTS_PER_SIGNATURE + priorityFeeLamports(input.hopComputeUnitLimit, input.microLamportsPerCu);
   return input.rentExemptMinimum + perHop * BigInt(input.hops + 1);
 }
+
+/**
+ * How long the keeper leaves a route after its `attempt`-th failed try (0 the first): 2 s doubling
+ * to 5 minutes, the second half of it scaled by `random` in [0, 1) so the retries of many routes
+ * spread out.
+ */
+export function hopRetryDelayMs(attempt: number, random: number): number {
+  const base = Math.min(300_000, 2_000 * 2 ** Math.min(attempt, 10));
+  return base / 2 + random * (base / 2);
+}

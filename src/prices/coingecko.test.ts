@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { hang, json, startTestServer, type TestServer } from '../../test/helpers/http-server.ts';
 import { createManualClock } from '../domain/clock.ts';
 import { createCoinGeckoSource } from './coingecko.ts';
-import { hang, json, startTestServer, type TestServer } from './testing.ts';
 import { NATIVE_SOL_MINT } from './types.ts';
 
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';

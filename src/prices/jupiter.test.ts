@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { hang, json, startTestServer, type TestServer } from '../../test/helpers/http-server.ts';
 import { createManualClock } from '../domain/clock.ts';
 import { createJupiterSource } from './jupiter.ts';
-import { hang, json, startTestServer, type TestServer } from './testing.ts';
 
 const JUP = 'JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN';
 const BONK = 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { hang, json, startTestServer, type TestServer } from '../../test/helpers/http-server.ts';
 import { createManualClock } from '../domain/clock.ts';
 import { createFixedPriceSource, DEFAULT_SOL_PRICE_USD, fixedPricesSchema } from './fixed.ts';
 import { createPriceResolver, createPriceResolverFromConfig, type PriceConfig } from './resolver.ts';
-import { hang, json, startTestServer, type TestServer } from './testing.ts';
 import { NATIVE_SOL_MINT, type PriceSource } from './types.ts';
 
 const NOW = new Date('2026-01-01T00:00:00Z');

@@ -6,6 +6,7 @@ import { AppError } from '../domain/errors.ts';
 import type { RouteSchedule } from '../domain/route.ts';
 import { type PreparedRouteTerms, type TermDifference, unquotedTerm } from '../domain/route-terms.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
+import { landedTransaction } from './signatures.ts';
 
 /** The signatures a source reports after broadcasting (confirm-broadcast's body). */
 export interface BroadcastReport {
@@ -73,21 +74,8 @@ async function landed(
   param: string,
   options: CallOptions,
 ): Promise<ChainTransaction> {
-  const transaction = await deps.chain.getTransaction(signature, options);
-  if (!transaction) {
-    throw new AppError(
-      'MH_036',
-      `Transaction ${signature} was not found on chain. Broadcast it and wait for its confirmation, or call prepare again for a fresh bundle.`,
-      { param },
-    );
-  }
-  if (transaction.err !== null) {
-    throw new AppError(
-      'MH_037',
-      `Transaction ${signature} failed on chain (${JSON.stringify(transaction.err)}). Call prepare again: it rebuilds what is missing.`,
-      { param },
-    );
-  }
+  const { transaction, problem } = await landedTransaction(deps.chain, signature, options);
+  if (problem) throw new AppError(problem.code, problem.message, { param });
   return transaction;
 }
 

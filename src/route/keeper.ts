@@ -42,6 +42,7 @@ import type {
 } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { integratorSharesOfPaid } from '../domain/rewards.ts';
+import { hopRetryDelayMs } from '../domain/route.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, KeeperWorkStore, StoredHopTransaction } from '../store/keeper-work.ts';
@@ -67,6 +68,8 @@ export interface KeeperDeps {
   pollMs?: number;
   /** Counts what happened, for metrics and logs. */
   observe?(event: KeeperEvent): void;
+  /** A number in [0, 1) that spreads retries out (Math.random unless a test fixes it). */
+  random?: () => number;
 }
 
 /** What the keeper reports about its work on a route. */
@@ -126,12 +129,6 @@ export function classifyHopError(error: TransactionError | undefined): Verdict {
     return { kind: 'permanent', reason: describeRouterFailure(code) };
   }
   return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
-}
-
-/** Backoff after the n-th failed attempt of a hop: 2 s doubling to 5 minutes, with jitter. */
-function retryDelayMs(attempt: number): number {
-  const base = Math.min(300_000, 2_000 * 2 ** Math.min(attempt, 10));
-  return base / 2 + Math.random() * (base / 2);
 }
 
 /** Signs a transaction paid and signed by the keeper alone. */
@@ -223,12 +220,13 @@ async function readHopState(
 export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Promise<void> {
   const { claim } = claimed;
   const transfer = claimed.transfer as Transfer & { route: RouteRecord };
+  const retryDelay = (attempt: number) => hopRetryDelayMs(attempt, (deps.random ?? Math.random)());
   const id = transfer.id;
   const release = (input: Parameters<KeeperWorkStore['release']>[2]) => deps.keeper.release(id, claim, input);
   const readAt = deps.clock.now();
   const { route, keeperLamports, chainNow } = await readHopState(deps, transfer);
   if (!route)
-    return release({ retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)) });
+    return release({ retryAt: new Date(deps.clock.now().getTime() + retryDelay(claimed.hopAttempts)) });
   const schedule = transfer.route.schedule!;
   const dueAt = (step: number) => schedule.firstReleaseAt + BigInt(step) * BigInt(schedule.intervalSecs);
 
@@ -264,7 +262,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
         reason: 'screening unavailable',
       });
       return release({
-        retryAt: new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts)),
+        retryAt: new Date(deps.clock.now().getTime() + retryDelay(claimed.hopAttempts)),
         attempts: claimed.hopAttempts + 1,
       });
     }
@@ -392,7 +390,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     return release({ forgetHopTransaction: true });
   }
   const verdict = classifyHopError(outcome);
-  const retryAt = new Date(deps.clock.now().getTime() + retryDelayMs(claimed.hopAttempts));
+  const retryAt = new Date(deps.clock.now().getTime() + retryDelay(claimed.hopAttempts));
   switch (verdict.kind) {
     case 'not_due':
       // The chain's clock has not reached the due time the worker read: look again shortly.

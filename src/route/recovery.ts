@@ -34,12 +34,13 @@ import type {
   TransactionReader,
   TransactionSimulator,
 } from '../chain/types.ts';
-import { AppError, type ErrorCode } from '../domain/errors.ts';
+import { AppError } from '../domain/errors.ts';
 import type { Recovery, RecoveryKind, RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { RouteDeploymentStore } from '../store/route-deployments.ts';
 import { buildTransaction, bundlePrice, type PriorityFeeReader } from './prepare.ts';
 import { readMaybeAccounts, readRoute, recoveryOf } from './route-reads.ts';
+import { landedTransaction, type SignatureProblem } from './signatures.ts';
 
 /*
  * Rescue and rent reclaim of a transfer's route through the API: what the chain holds now, the
@@ -231,32 +232,13 @@ export async function matchBundleSignatures(
   );
 }
 
-/** Why a reported recovery signature does not count, with the code it answers to. */
-export interface SignatureProblem {
-  code: Extract<ErrorCode, 'MH_036' | 'MH_037'>;
-  message: string;
-}
-
 /** Whether a transaction landed and succeeded on chain (null), or why not. */
 export async function landedProblem(
   chain: TransactionReader,
   signature: Signature,
   options: CallOptions = {},
 ): Promise<SignatureProblem | null> {
-  const transaction = await chain.getTransaction(signature, options);
-  if (!transaction) {
-    return {
-      code: 'MH_036',
-      message: `Transaction ${signature} was not found on chain. Broadcast it and wait for its confirmation; once its blockhash has expired, prepare again for a fresh bundle.`,
-    };
-  }
-  if (transaction.err !== null) {
-    return {
-      code: 'MH_037',
-      message: `Transaction ${signature} failed on chain (${JSON.stringify(transaction.err)}). Prepare again: the new bundle covers what is left.`,
-    };
-  }
-  return null;
+  return (await landedTransaction(chain, signature, options)).problem;
 }
 
 const PHASE_HINTS: Partial<Record<Transfer['phase'], Record<RecoveryKind, string>>> = {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { hopRetryDelayMs } from '../domain/route.ts';
 import { advanceRoute, type KeeperDeps, type KeeperEvent } from '../route/keeper.ts';
 import { KEEPER_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
@@ -94,6 +95,7 @@ export function createKeeperWorker(
     }
   };
   const keeper: KeeperDeps = { ...deps, observe };
+  const random = deps.random ?? Math.random;
   let stopped = true;
   let running: Promise<void> | undefined;
   let wake: (() => void) | undefined;
@@ -115,7 +117,7 @@ export function createKeeperWorker(
       });
       await deps.keeper
         .release(route.transfer.id, route.claim, {
-          retryAt: new Date(deps.clock.now().getTime() + Math.min(300_000, 2_000 * 2 ** route.hopAttempts)),
+          retryAt: new Date(deps.clock.now().getTime() + hopRetryDelayMs(route.hopAttempts, random())),
           attempts: route.hopAttempts + 1,
         })
         .catch(() => {});

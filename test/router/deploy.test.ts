@@ -30,7 +30,7 @@ import {
 } from '../../src/chain/router/instructions.ts';
 import { findOrchestratorPda, findRoutePda } from '../../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_ADDRESS, ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
-import { decodeCloseOrchestratorReturn } from '../../src/chain/router/returns.ts';
+import { decodeCloseOrchestratorReturn } from './returns.ts';
 import {
   createRouteInstruction,
   createRouterEnv,

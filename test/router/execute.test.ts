@@ -10,7 +10,7 @@ import {
   getScreenRouteInstruction,
 } from '../../src/chain/router/instructions.ts';
 import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
-import { decodeExecuteStepReturn, decodeScreenRouteReturn } from '../../src/chain/router/returns.ts';
+import { decodeExecuteStepReturn, decodeScreenRouteReturn } from './returns.ts';
 import { executeStep, stepAccounts } from './flows.ts';
 import {
   createRouterEnv,

@@ -7,7 +7,7 @@ import {
   getExecuteStepInstruction,
 } from '../../src/chain/router/instructions.ts';
 import { computeRecovery, readRouteSnapshot } from '../../src/chain/router/recovery.ts';
-import { decodeRecoveryReturn, recoveredLamports } from '../../src/chain/router/returns.ts';
+import { decodeRecoveryReturn, recoveredLamports } from './returns.ts';
 import { expectOk, MAX_TX_SIZE, type RouteFixture, type RouterEnv } from './harness.ts';
 
 /*

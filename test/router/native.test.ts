@@ -11,7 +11,7 @@ import {
 } from '../../src/chain/router/instructions.ts';
 import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { computeRecovery } from '../../src/chain/router/recovery.ts';
-import { decodeExecuteStepReturn } from '../../src/chain/router/returns.ts';
+import { decodeExecuteStepReturn } from './returns.ts';
 import { assertFullyRecovered, execute, executeStep, recover, snapshot, stepAccounts } from './flows.ts';
 import {
   createRouteInstruction,

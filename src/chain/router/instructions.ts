@@ -47,10 +47,6 @@ export const RouterInstruction = {
   WithdrawLamports: 12,
   WithdrawTokens: 13,
 } as const;
-export type RouterInstructionName = keyof typeof RouterInstruction;
-
-/** Fixed accounts of CreateRoute before its intermediate accounts. */
-export const CREATE_ROUTE_FIXED_ACCOUNTS = 10;
 
 const signerMeta = (signer: TransactionSigner, writable = true): AccountSignerMeta => ({
   address: signer.address,

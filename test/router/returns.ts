@@ -8,8 +8,8 @@ import {
 } from '@solana/kit';
 
 /*
- * Return data of the router's instructions: the exact amounts each one moved, so the service
- * reports what happened on chain rather than estimates.
+ * Return data of the router's instructions: the exact amounts each one moved, so the router
+ * tests check what happened on chain against the figures computed beforehand.
  */
 
 /** What a Rescue or Reclaim instruction recovered. */
