@@ -30,7 +30,6 @@ import {
 } from '../../src/chain/router/instructions.ts';
 import { findOrchestratorPda, findRoutePda } from '../../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_ADDRESS, ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
-import { decodeCloseOrchestratorReturn } from './returns.ts';
 import {
   createRouteInstruction,
   createRouterEnv,
@@ -45,6 +44,7 @@ import {
   readOrchestrator,
   readStep,
 } from './harness.ts';
+import { decodeCloseOrchestratorReturn } from './returns.ts';
 
 function planFor(env: RouterEnv, fixture: RouteFixture, hopSigners = fixture.hops, recipientAccount = true) {
   return planFixtureDeployment(env, fixture, {

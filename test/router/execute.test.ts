@@ -10,7 +10,6 @@ import {
   getScreenRouteInstruction,
 } from '../../src/chain/router/instructions.ts';
 import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
-import { decodeExecuteStepReturn, decodeScreenRouteReturn } from './returns.ts';
 import { executeStep, stepAccounts } from './flows.ts';
 import {
   createRouterEnv,
@@ -22,6 +21,7 @@ import {
   readStep,
   SCREENING_DEPOSIT,
 } from './harness.ts';
+import { decodeExecuteStepReturn, decodeScreenRouteReturn } from './returns.ts';
 
 function releaseAt(env: RouterEnv, fixture: RouteFixture, index: number) {
   return stepReleaseAt(env.route(fixture.routeAddress), index);

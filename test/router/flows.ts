@@ -7,8 +7,8 @@ import {
   getExecuteStepInstruction,
 } from '../../src/chain/router/instructions.ts';
 import { computeRecovery, readRouteSnapshot } from '../../src/chain/router/recovery.ts';
-import { decodeRecoveryReturn, recoveredLamports } from './returns.ts';
 import { expectOk, MAX_TX_SIZE, type RouteFixture, type RouterEnv } from './harness.ts';
+import { decodeRecoveryReturn, recoveredLamports } from './returns.ts';
 
 /*
  * Route flows the router tests share: a step executed when due, and rescue or reclaim bundles

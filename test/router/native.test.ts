@@ -11,7 +11,6 @@ import {
 } from '../../src/chain/router/instructions.ts';
 import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { computeRecovery } from '../../src/chain/router/recovery.ts';
-import { decodeExecuteStepReturn } from './returns.ts';
 import { assertFullyRecovered, execute, executeStep, recover, snapshot, stepAccounts } from './flows.ts';
 import {
   createRouteInstruction,
@@ -26,6 +25,7 @@ import {
   readStep,
   SOURCE_TOKENS,
 } from './harness.ts';
+import { decodeExecuteStepReturn } from './returns.ts';
 
 /*
  * Routes on the native mint: the source's SOL travels wrapped, hop by hop like any SPL token, and
