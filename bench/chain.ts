@@ -10,6 +10,7 @@
 //                           [--rounds 3]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   type Address,
@@ -30,9 +31,10 @@ import {
   type Transaction,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
+import { startLocalChain } from '@transfer-router/local-chain';
 import { LiteSVM } from 'litesvm';
 import { FailedTransactionMetadata, LiteSvm } from 'litesvm/dist/internal.js';
-import { startLocalChain } from '../src/chain/local/start.ts';
+import { createRpcChain } from '../src/chain/rpc-chain.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,6 +52,8 @@ const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const PAYERS = 8;
 const SOL = 1_000_000_000n;
+/** The package's `local-chain` command, as `npm run localnet` runs it. */
+const LOCAL_CHAIN_COMMAND = join('node_modules', '.bin', 'local-chain');
 
 interface SignedTransfer {
   transaction: Transaction;
@@ -148,13 +152,9 @@ class RawConnection {
 }
 
 async function startEndpoint(): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(
-    process.execPath,
-    ['src/chain/local/serve.ts', '--port', '0', '--ephemeral', '--quiet'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [LOCAL_CHAIN_COMMAND, '--port', '0', '--ephemeral', '--quiet'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<URL>((resolve, reject) => {
     let text = '';
     child.stdout?.on('data', (chunk) => {
@@ -227,15 +227,16 @@ async function benchInProcess() {
   // The service's chain interface: the RPC client calling the embedded endpoint in the same
   // process, one call at a time (the ledger's checks and records included).
   const local = await startLocalChain({ rpcPort: 0 });
+  const chain = createRpcChain({ rpcUrl: local.rpcUrl });
   for (const payer of payers) await local.cheats.airdrop(payer.address, 1000n * SOL);
-  const { blockhash } = await local.chain.getLatestBlockhash();
+  const { blockhash } = await chain.getLatestBlockhash();
   const chainTransfers = await timeTransfers(payers, to, blockhash, async (txs) => {
-    for (const tx of txs) await local.chain.sendTransaction(tx.bytes);
+    for (const tx of txs) await chain.sendTransaction(tx.bytes);
   });
   let chainReads = 0;
   for (const count of [READS / 10, READS]) {
     const started = performance.now();
-    for (let i = 0; i < count; i++) await local.chain.getAccount(payers[0]?.address as Address);
+    for (let i = 0; i < count; i++) await chain.getAccount(payers[0]?.address as Address);
     chainReads = rate(count, performance.now() - started);
   }
   await local.close();

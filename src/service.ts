@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { startLocalChain } from '@transfer-router/local-chain';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -11,7 +12,6 @@ import {
   firstKeyBanner,
   showFirstKey,
 } from './bootstrap.ts';
-import { startLocalChain } from './chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from './chain/quote-reads.ts';
 import { ROUTER_PROGRAM_ADDRESS } from './chain/router/program.ts';
 import { createRpcChain } from './chain/rpc-chain.ts';
@@ -123,7 +123,11 @@ async function loadPlatformKeys(config: Config, secrets: SecretBox, progress: Lo
   return keys;
 }
 
-/** The configured chain: any Solana RPC endpoint, or the embedded local chain with the router deployed. */
+/**
+ * The configured chain: any Solana RPC endpoint, or the embedded local chain with the router
+ * deployed. Either way the service reads and sends through the same RPC client; only the local
+ * chain's airdrop cheat is used in process.
+ */
 async function openChain(config: Config, logger: Logger, clock: Clock, platform: Platform) {
   if (config.chain.rpcUrl) {
     return {
@@ -144,7 +148,7 @@ async function openChain(config: Config, logger: Logger, clock: Clock, platform:
     log: logger.child({ component: 'local-chain' }),
   });
   return {
-    chain: local.chain,
+    chain: createRpcChain({ rpcUrl: local.rpcUrl }) as Chain,
     localRpcUrl: local.rpcUrl,
     airdrop: local.cheats.airdrop,
     close: () => local.close(),

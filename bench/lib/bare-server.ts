@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { startLocalChain } from '@transfer-router/local-chain';
 import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { startLocalChain } from '../../src/chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
+import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { resolveSettings } from '../../src/domain/integration.ts';
@@ -26,7 +27,8 @@ const store = createStore(db, {
   idempotencyTtlMs: 0,
   secrets: createSecretBox(randomBytes(32)),
 });
-const chain = await startLocalChain({ rpcPort: 0 });
+const local = await startLocalChain({ rpcPort: 0 });
+const chain = createRpcChain({ rpcUrl: local.rpcUrl });
 const owner = { integrationId: Number(process.env.BENCH_INTEGRATION_ID), mode: 'test' as const };
 const auth: AuthContext = {
   apiKeyId: 0,
@@ -48,14 +50,14 @@ app.get('/bare/hello', async () => ({ status: 'ok' }));
 await app.register(
   async (bare) => {
     await bare.register(estimateRoute, {
-      mints: createMintLookup(chain.chain),
+      mints: createMintLookup(chain),
       prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock: systemClock }),
       feeSchedule: DEFAULT_FEE_SCHEDULE,
-      solCosts: createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
+      solCosts: createSolCostEstimator({ chain, priorityFeeMicroLamportsPerCu: 0n }),
     });
     await bare.register(getTransferRoutes, {
       transfers: store.transfers,
-      chain: chain.chain,
+      chain,
       programAddress: ROUTER_PROGRAM_ADDRESS,
     });
   },
@@ -65,7 +67,7 @@ const url = await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ url })}\n`);
 process.on('SIGTERM', async () => {
   await app.close();
-  await chain.close();
+  await local.close();
   await db.close();
   process.exit(0);
 });

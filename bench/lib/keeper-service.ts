@@ -7,8 +7,8 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { startLocalChain } from '@transfer-router/local-chain';
 import { pino } from 'pino';
-import { startLocalChain } from '../../src/chain/local/start.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
@@ -143,11 +143,12 @@ async function startChainHere(keys: PlatformKeys) {
     clock,
     programs: [await localRouterDeployment(platform.programAddress, platform.admin.address)],
   });
+  const chain = createRpcChain({ rpcUrl: local.rpcUrl });
   await setUpLocalPlatform({
-    chain: local.chain,
+    chain,
     airdrop: local.cheats.airdrop,
     platform,
-    platformAdmin: createPlatformAdmin({ chain: local.chain, platform }),
+    platformAdmin: createPlatformAdmin({ chain, platform }),
     log: pino({ level: 'silent' }),
   });
   return { local, clock };

@@ -1,8 +1,12 @@
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
-import { type Address, createKeyPairSignerFromBytes, type KeyPairSigner } from '@solana/kit';
-import { encodeBase58 } from '../chain/base58.ts';
+import {
+  type Address,
+  createKeyPairSignerFromBytes,
+  getAddressDecoder,
+  type KeyPairSigner,
+} from '@solana/kit';
 
 const SEED_BYTES = 32;
 const KEYPAIR_BYTES = 64;
@@ -33,7 +37,7 @@ export class KeypairBytes {
     if (!Buffer.from(expected).equals(bytes.subarray(SEED_BYTES)))
       throw new Error('its last 32 bytes are not the public key of its first 32');
     this.#bytes = bytes.slice();
-    this.address = encodeBase58(expected) as Address;
+    this.address = getAddressDecoder().decode(expected);
   }
 
   /** The 64 bytes as numbers, solana-keygen's file format; only for sealing them. */

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Address } from '@solana/kit';
-import type { ProgramDeployment } from '../chain/local/cheats.ts';
-import type { LocalChainCheats } from '../chain/local/start.ts';
+import type { LocalChainCheats, ProgramDeployment } from '@transfer-router/local-chain';
 import { routerProgramPath } from '../chain/router/program.ts';
 import type { BalanceReader } from '../chain/types.ts';
 import type { PlatformAdmin, PlatformInitAction } from './admin.ts';

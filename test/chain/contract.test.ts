@@ -20,11 +20,11 @@ import {
   getTransferCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import { signTransaction, slotsMs } from '@transfer-router/local-chain/testing';
 import { type ChainErrorCode, isChainError } from '../../src/chain/errors.ts';
-import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
 import type { Chain } from '../../src/chain/types.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
-import { signTransaction, slotsMs } from './helpers.ts';
+import { startTestChain, type TestChain } from '../helpers/chain.ts';
 
 const SOL = 1_000_000_000n;
 const SYSTEM_PROGRAM = '11111111111111111111111111111111' as Address;
@@ -47,11 +47,11 @@ describe('chain contract: the RPC client against the local endpoint', () => {
   const clock = createManualClock(new Date('2026-04-01T00:00:00Z'));
   /** Moves the chain's clock forward by `slots` slots. */
   const advanceSlots = (slots: number) => clock.advance(slotsMs(slots));
-  let local: LocalChain;
+  let local: TestChain;
   let chain: Chain;
 
   before(async () => {
-    local = await startLocalChain({ rpcPort: 0, clock, autoTick: false });
+    local = await startTestChain({ clock, autoTick: false });
     chain = local.chain;
   });
   after(() => local.close());

@@ -3,7 +3,6 @@ import type { Address } from '@solana/kit';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
@@ -28,6 +27,7 @@ import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
 import { createOverdueRouteWorker } from '../../src/workers/overdue-routes.ts';
+import { startTestChain, type TestChain } from './chain.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -41,7 +41,7 @@ export interface TestApp {
   store: Store;
   clock: ReturnType<typeof createManualClock>;
   /** The embedded chain (following the test's clock); the app reads it through its endpoint, as the service does. */
-  chain: LocalChain;
+  chain: TestChain;
   /** The platform on that chain: router deployed, wallets funded, config initialised (unless asked otherwise). */
   platform: Platform;
   /** The deployment reconciler over this app's store and chain (not running: call `runOnce`). */
@@ -106,10 +106,10 @@ export type TestAppOptions = Partial<
 export const idempotencyKey = () => `test-${randomBytes(8).toString('hex')}`;
 
 /** The embedded chain following `clock`, with the platform set up on it as local mode does. */
-async function startTestChain(
+async function startTestPlatform(
   clock: ReturnType<typeof createManualClock>,
   options: TestAppOptions['platform'] = {},
-): Promise<{ chain: LocalChain; platform: Platform }> {
+): Promise<{ chain: TestChain; platform: Platform }> {
   const platform = await createPlatform({
     keys: options.keys ?? generatePlatformKeys(),
     programAddress: ROUTER_PROGRAM_ADDRESS,
@@ -123,8 +123,7 @@ async function startTestChain(
   });
   const upgradeAuthority =
     options.upgradeAuthority === undefined ? platform.admin.address : options.upgradeAuthority;
-  const chain = await startLocalChain({
-    rpcPort: 0,
+  const chain = await startTestChain({
     autoTick: false,
     clock,
     programs: [await localRouterDeployment(platform.programAddress, upgradeAuthority)],
@@ -149,7 +148,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     peer?.database ?? options.database ?? (await createTestDatabase({ poolSize: options.poolSize ?? 10 }));
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = peer?.clock ?? createManualClock(new Date('2026-06-01T12:00:00.000Z'));
-  const { chain, platform } = peer ?? (await startTestChain(clock, options.platform));
+  const { chain, platform } = peer ?? (await startTestPlatform(clock, options.platform));
   const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,

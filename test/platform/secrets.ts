@@ -1,5 +1,7 @@
-import { encodeBase58 } from '../../src/chain/base58.ts';
+import { getBase58Decoder } from '@solana/kit';
 import type { PlatformKeys } from '../../src/platform/platform.ts';
+
+const base58 = getBase58Decoder();
 
 /** Every form a platform private key could be written in (keygen array, base58, hex, base64; whole or seed). */
 export function secretForms(keys: PlatformKeys): string[] {
@@ -10,8 +12,8 @@ export function secretForms(keys: PlatformKeys): string[] {
     return [
       JSON.stringify(numbers),
       numbers.join(', '),
-      encodeBase58(bytes),
-      encodeBase58(seed),
+      base58.decode(bytes),
+      base58.decode(seed),
       bytes.toString('hex'),
       seed.toString('hex'),
       bytes.toString('base64'),

@@ -4,7 +4,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
 import { CONFIG_ACCOUNT_SIZE, decodeRouterConfig } from '../../src/chain/router/accounts.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
@@ -18,6 +17,7 @@ import {
   setUpLocalPlatform,
 } from '../../src/platform/startup.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
+import { startTestChain, type TestChain } from '../helpers/chain.ts';
 
 /** A log that keeps its lines. */
 function recordingLog() {
@@ -39,9 +39,8 @@ const settings = {
 /** One start of local mode's chain and platform on `dataDir`, as the service does it. */
 async function startLocal(dataDir: string, keys: PlatformKeys, clock: ReturnType<typeof createManualClock>) {
   const platform = await createPlatform({ keys, programAddress: ROUTER_PROGRAM_ADDRESS, settings });
-  const local = await startLocalChain({
+  const local = await startTestChain({
     dataDir: join(dataDir, 'chain'),
-    rpcPort: 0,
     autoTick: false,
     clock,
     programs: [await localRouterDeployment(platform.programAddress, platform.admin.address)],
@@ -58,7 +57,7 @@ async function startLocal(dataDir: string, keys: PlatformKeys, clock: ReturnType
   return { platform, local, platformAdmin, result, lines };
 }
 
-async function configOnChain(local: LocalChain, platform: Platform) {
+async function configOnChain(local: TestChain, platform: Platform) {
   const account = await local.chain.getAccount(platform.configAddress);
   assert.ok(account, 'the config exists');
   return decodeRouterConfig(account.data);

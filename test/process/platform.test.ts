@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { generateKeyPairSigner } from '@solana/kit';
-import { startLocalChain } from '../../src/chain/local/start.ts';
 import { decodeRouterConfig } from '../../src/chain/router/accounts.ts';
 import { findConfigPda } from '../../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
@@ -13,6 +12,7 @@ import { generatePlatformKeys } from '../../src/platform/local-keys.ts';
 import type { PlatformKeys } from '../../src/platform/platform.ts';
 import { localRouterDeployment } from '../../src/platform/startup.ts';
 import { ADMIN_TOKEN, createTestApp } from '../helpers/app.ts';
+import { startTestChain } from '../helpers/chain.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { runAdminCli, runServiceProcess, startServiceProcess } from '../helpers/process.ts';
 import { leakedSecrets } from '../platform/secrets.ts';
@@ -23,8 +23,7 @@ test('production: the keys come from the settings, the start reports what is mis
   const keys = generatePlatformKeys();
   // A chain the service does not run: the router deployed with the admin as upgrade authority,
   // the admin and the fee wallet funded, the screening authority not.
-  const chain = await startLocalChain({
-    rpcPort: 0,
+  const chain = await startTestChain({
     wsPort: null,
     programs: [await localRouterDeployment(ROUTER_PROGRAM_ADDRESS, keys.admin.address)],
   });

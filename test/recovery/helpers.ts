@@ -7,11 +7,11 @@ import {
   type Base64EncodedWireTransaction,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
+  getTransactionDecoder,
   type KeyPairSigner,
   type Signature,
 } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
-import { decodeWireTransaction } from '../../src/chain/local/wire.ts';
 import { type Caller, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import type { QuotedRoute } from '../helpers/route.ts';
 import { signAsWallet } from '../helpers/wallet.ts';
@@ -41,11 +41,13 @@ export async function tokens(t: Pick<TestApp, 'chain'>, owner: Address, mint: Ad
   return (await t.chain.chain.getTokenAccount(await ata(owner, mint)))?.amount ?? 0n;
 }
 
-/** Every fee the network took from transactions `payer` paid for, failed ones included. */
+const transactionDecoder = getTransactionDecoder();
+
+/** Every fee the network took from transactions `payer` paid for (it signs first), failed ones included. */
 export async function feesPaidBy(t: Pick<TestApp, 'chain'>, payer: Address): Promise<bigint> {
   const records = t.chain.ledger.signaturesForAddress(payer, { limit: 100_000 });
   return records
-    .filter((record) => decodeWireTransaction(record.wire).message.staticAccounts[0] === payer)
+    .filter((record) => Object.keys(transactionDecoder.decode(record.wire).signatures)[0] === payer)
     .reduce((sum, record) => sum + record.fee, 0n);
 }
 

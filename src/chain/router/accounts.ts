@@ -16,6 +16,7 @@ import {
   padRightDecoder,
   type ReadonlyUint8Array,
 } from '@solana/kit';
+import { getTokenSize } from '@solana-program/token';
 
 /*
  * Account layouts of the router program (programs/router/state.h), decoded with kit codecs.
@@ -27,7 +28,7 @@ export const ORCHESTRATOR_ACCOUNT_SIZE = 56;
 export const ROUTE_ACCOUNT_SIZE = 736;
 export const STEP_ACCOUNT_SIZE = 72;
 /** SPL Token account: the custody account and every intermediate account. */
-export { TOKEN_ACCOUNT_SIZE } from '../spl.ts';
+export const TOKEN_ACCOUNT_SIZE = getTokenSize();
 
 /** The native mint (wrapped SOL): a route on it delivers native SOL to the recipient's wallet. */
 export const NATIVE_MINT_ADDRESS = address('So11111111111111111111111111111111111111112');

@@ -2,8 +2,10 @@
 // wallets ask for, parsed token accounts and mints, account filters, transactions and their
 // metadata, memos.
 import { zstdCompressSync } from 'node:zlib';
-import { decodeBase58, encodeBase58 } from '../base58.ts';
-import { keyOf, keyOfAddress } from '../keys.ts';
+import { decodeBase58, encodeBase58 } from './base58.ts';
+import type { InnerInstructionRecord, TokenBalanceRecord, TxRecord } from './history.ts';
+import { keyOf, keyOfAddress } from './keys.ts';
+import type { Ledger } from './ledger.ts';
 import {
   isMintData,
   isTokenAccountData,
@@ -12,9 +14,7 @@ import {
   TOKEN_2022_PROGRAM_KEY,
   TOKEN_PROGRAM_KEY,
   uiAmountString,
-} from '../spl.ts';
-import type { InnerInstructionRecord, TokenBalanceRecord, TxRecord } from './history.ts';
-import type { Ledger } from './ledger.ts';
+} from './spl.ts';
 import type { LedgerAccount } from './transactions.ts';
 import { decodeWireTransaction, isStaticKeyWritable, lookupsOf } from './wire.ts';
 

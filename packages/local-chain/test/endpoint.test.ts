@@ -31,13 +31,12 @@ import {
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import WebSocket from 'ws';
-import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
-import { createManualClock } from '../../src/domain/clock.ts';
-import { signTransaction, slotsMs } from './helpers.ts';
+import { type LocalChain, startLocalChain } from '../src/index.ts';
+import { manualClock, signTransaction, slotsMs } from '../src/testing.ts';
 
 const SOL = 1_000_000_000n;
 const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-const clock = createManualClock(new Date('2026-05-01T00:00:00Z'));
+const clock = manualClock(new Date('2026-05-01T00:00:00Z'));
 let local: LocalChain;
 let url: string;
 
@@ -437,8 +436,7 @@ describe('transactions', () => {
       },
     );
     // base58 is the default encoding of sendTransaction.
-    const { encodeBase58 } = await import('../../src/chain/base58.ts');
-    assert.equal(await call('sendTransaction', [encodeBase58(ok.bytes)]), ok.signature);
+    assert.equal(await call('sendTransaction', [getBase58Decoder().decode(ok.bytes)]), ok.signature);
     assert.deepEqual(await callError('getTransaction', [ok.signature]), {
       jsonrpc: '2.0',
       error: {
@@ -481,7 +479,7 @@ describe('transactions', () => {
           instructions: [
             {
               accounts: [0, 1],
-              data: encodeBase58(
+              data: getBase58Decoder().decode(
                 Uint8Array.of(2, 0, 0, 0, ...new Uint8Array(new BigUint64Array([SOL / 2n]).buffer)),
               ),
               programIdIndex: 2,
@@ -793,7 +791,7 @@ describe('blocks and history', () => {
   });
 
   test('blocks older than the oldest remembered transaction are reported as cleaned up', async (t) => {
-    const own = createManualClock(new Date('2026-05-01T00:00:00Z'));
+    const own = manualClock(new Date('2026-05-01T00:00:00Z'));
     const small = await startLocalChain({
       rpcPort: 0,
       wsPort: null,

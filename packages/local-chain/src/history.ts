@@ -2,7 +2,7 @@
 // answered from: by signature (statuses, getTransaction), by slot (blocks) and by account address
 // (getSignaturesForAddress). Only the newest records are kept; blocks older than the oldest
 // forgotten one are reported as cleaned up, as a validator reports ledger it no longer has.
-import { encodeBase58 } from '../base58.ts';
+import { encodeBase58 } from './base58.ts';
 import type { DescribedError } from './tx-error.ts';
 import { decodeWireTransaction, type WireMessage } from './wire.ts';
 

@@ -2,22 +2,14 @@
 // requestAirdrop, account writes (surfnet_setAccount, surfnet_setTokenAccount), time travel, and
 // the deployment of programs at start.
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import type { Address } from '@solana/kit';
+import { type Address, none, type Option, some } from '@solana/kit';
 import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
-import { findAssociatedTokenPda } from '@solana-program/token';
+import { AccountState, findAssociatedTokenPda, getTokenCodec, type Token } from '@solana-program/token';
 import { Account, type LiteSvm } from 'litesvm/dist/internal.js';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
-import { keyOf } from '../keys.ts';
-import {
-  isMintData,
-  isTokenAccountData,
-  isTokenProgramBytes,
-  readTokenAccount,
-  TOKEN_ACCOUNT_SIZE,
-  type TokenAccountFields,
-  writeTokenAccount,
-} from '../spl.ts';
+import { decodeBase58Exact, encodeBase58 } from './base58.ts';
+import { keyOf } from './keys.ts';
 import { SLOTS_PER_EPOCH, type Slots } from './slots.ts';
+import { isMintData, isTokenAccountData, isTokenProgramBytes, TOKEN_ACCOUNT_SIZE } from './spl.ts';
 import { ledgerAccount, type SubmitOutcome } from './transactions.ts';
 import { encodeWireMessage, encodeWireTransaction, type WireMessage } from './wire.ts';
 
@@ -66,6 +58,19 @@ export interface TimeTravelTarget {
   absoluteTimestamp?: number;
   absoluteSlot?: number;
   absoluteEpoch?: number;
+}
+
+const TOKEN_STATES = {
+  uninitialized: AccountState.Uninitialized,
+  initialized: AccountState.Initialized,
+  frozen: AccountState.Frozen,
+} as const;
+const tokenCodec = getTokenCodec();
+
+/** A patch's optional key as the token codec takes it; undefined leaves the field as it is. */
+function optionalAddress(key: Uint8Array | null | undefined, current: Option<Address>): Option<Address> {
+  if (key === undefined) return current;
+  return key === null ? none() : some(encodeBase58(key) as Address);
 }
 
 function addressBytes(address: string): Uint8Array {
@@ -174,27 +179,29 @@ export function createCheats(options: {
         throw new LedgerInputError('Invalid param: the mint is owned by a different token program');
       }
       const existing = ledgerAccount(svm.getAccount(ata));
-      const base: TokenAccountFields =
+      const base: Token =
         existing && isTokenAccountData(existing.data)
-          ? readTokenAccount(existing.data)
+          ? tokenCodec.decode(existing.data)
           : {
-              mint,
-              owner,
+              mint: encodeBase58(mint) as Address,
+              owner: encodeBase58(owner) as Address,
               amount: 0n,
-              delegate: null,
-              state: 'initialized',
-              isNative: null,
+              delegate: none(),
+              state: AccountState.Initialized,
+              isNative: none(),
               delegatedAmount: 0n,
-              closeAuthority: null,
+              closeAuthority: none(),
             };
-      const data = writeTokenAccount({
-        ...base,
-        amount: patch.amount ?? base.amount,
-        delegate: patch.delegate !== undefined ? patch.delegate : base.delegate,
-        state: patch.state ?? base.state,
-        delegatedAmount: patch.delegatedAmount ?? base.delegatedAmount,
-        closeAuthority: patch.closeAuthority !== undefined ? patch.closeAuthority : base.closeAuthority,
-      });
+      const data = new Uint8Array(
+        tokenCodec.encode({
+          ...base,
+          amount: patch.amount ?? base.amount,
+          delegate: optionalAddress(patch.delegate, base.delegate),
+          state: patch.state === undefined ? base.state : TOKEN_STATES[patch.state],
+          delegatedAmount: patch.delegatedAmount ?? base.delegatedAmount,
+          closeAuthority: optionalAddress(patch.closeAuthority, base.closeAuthority),
+        }),
+      );
       // Token-2022 extensions after the base layout are kept as they are.
       const full =
         existing && existing.data.length > TOKEN_ACCOUNT_SIZE

@@ -1,5 +1,6 @@
 // Byte layouts of SPL Token mints and token accounts (identical in Token-2022 for the base fields),
-// read straight from account data on the local chain's hot path.
+// read straight from account data on the chain's hot paths (token balances of every transaction,
+// scans of token accounts by owner), where keys stay raw bytes; cheats write with the token codec.
 import { keyOfAddress } from './keys.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -89,30 +90,6 @@ export function readMint(data: Uint8Array): MintFields {
     isInitialized: data[45] === 1,
     freezeAuthority: data[46] === 1 ? data.subarray(50, 82) : null,
   };
-}
-
-/** Encodes the base fields of a token account into 165 bytes. */
-export function writeTokenAccount(f: TokenAccountFields): Uint8Array {
-  const out = new Uint8Array(TOKEN_ACCOUNT_SIZE);
-  const view = new DataView(out.buffer);
-  out.set(f.mint, 0);
-  out.set(f.owner, 32);
-  view.setBigUint64(64, f.amount, true);
-  if (f.delegate) {
-    out[72] = 1;
-    out.set(f.delegate, 76);
-  }
-  out[108] = f.state === 'frozen' ? 2 : f.state === 'initialized' ? 1 : 0;
-  if (f.isNative !== null) {
-    out[109] = 1;
-    view.setBigUint64(113, f.isNative, true);
-  }
-  view.setBigUint64(121, f.delegatedAmount, true);
-  if (f.closeAuthority) {
-    out[129] = 1;
-    out.set(f.closeAuthority, 133);
-  }
-  return out;
 }
 
 /** A raw amount as the decimal string validators put in `uiAmountString`. */

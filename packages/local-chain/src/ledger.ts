@@ -9,8 +9,7 @@
 // wrapper: the endpoint receives raw wire bytes and the binding takes them as they are.
 import { randomBytes } from 'node:crypto';
 import { EpochSchedule, LiteSvm } from 'litesvm/dist/internal.js';
-import type { Clock } from '../../domain/clock.ts';
-import { encodeBase58 } from '../base58.ts';
+import { encodeBase58 } from './base58.ts';
 import {
   type AccountPatch,
   createCheats,
@@ -18,9 +17,10 @@ import {
   type TimeTravelTarget,
   type TokenAccountPatch,
 } from './cheats.ts';
+import type { Clock } from './clock.ts';
 import { computeFee } from './fees.ts';
 import { type AddressQuery, createHistory, STATUS_CACHE_SLOTS, type TxRecord } from './history.ts';
-import { createSlots, SLOTS_PER_EPOCH } from './slots.ts';
+import { createSlots, DEFAULT_SLOT_MS, SLOTS_PER_EPOCH } from './slots.ts';
 import { createTransactions, type LedgerAccount, ledgerAccount } from './transactions.ts';
 import type { WireMessage } from './wire.ts';
 
@@ -98,7 +98,7 @@ export function createLedger(options: LedgerOptions) {
   const slots = createSlots({
     svm,
     clock: options.clock,
-    slotMs: options.slotMs ?? 400,
+    slotMs: options.slotMs ?? DEFAULT_SLOT_MS,
     genesisHash,
     restored: meta && { slot: meta.slot, chainTimeMs: meta.chainTimeMs, anchors: meta.anchors ?? [] },
   });
@@ -152,7 +152,7 @@ export function createLedger(options: LedgerOptions) {
   return {
     genesisHash,
     faucetAddress: cheats.faucetAddress,
-    slotMs: options.slotMs ?? 400,
+    slotMs: options.slotMs ?? DEFAULT_SLOT_MS,
     /** Produces the slots that wall time says are due. */
     sync: slots.sync,
     epochInfo,

@@ -1,14 +1,23 @@
 // Programs on the local chain: the SPL set is there from genesis, and programs given at start are
 // deployed through the upgradeable loader (so they look like any deployed program) on every start.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { AccountRole, type Address, generateKeyPairSigner } from '@solana/kit';
-import { startLocalChain } from '../../src/chain/local/start.ts';
-import { signTransaction, tempDir } from './helpers.ts';
+import { AccountRole, type Address, generateKeyPairSigner, getAddressDecoder } from '@solana/kit';
+import { fetchMint } from '@solana-program/token';
+import { type LocalChain, startLocalChain } from '../src/index.ts';
+import { signTransaction } from '../src/testing.ts';
+import { tempDir, walletOf } from './helpers.ts';
 
 const UPGRADEABLE_LOADER = 'BPFLoaderUpgradeab1e11111111111111111111111';
 const MEMO_V3 = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
+const addressAt = (bytes: Uint8Array) => getAddressDecoder().decode(bytes);
+
+/** A program account as a wallet reads it: executable or not, its loader, its data. */
+async function program(local: LocalChain, address: Address) {
+  const account = await walletOf(local).account(address);
+  assert.ok(account.exists, address);
+  return { executable: account.executable, loader: account.programAddress, data: account.data };
+}
 
 test('SPL Token, Token-2022, Associated Token Account and Memo are deployed from genesis', async (t) => {
   const local = await startLocalChain({ rpcPort: 0, autoTick: false });
@@ -21,21 +30,21 @@ test('SPL Token, Token-2022, Associated Token Account and Memo are deployed from
     Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo: 'BPFLoader1111111111111111111111111111111111',
   };
   for (const [id, loader] of Object.entries(programs)) {
-    const account = await local.chain.getAccount(id as Address);
-    assert.equal(account?.executable, true, id);
-    assert.equal(account?.programAddress, loader, id);
+    const { executable, loader: actual } = await program(local, id as Address);
+    assert.deepEqual({ executable, loader: actual }, { executable: true, loader }, id);
   }
-  assert.equal(
-    await local.chain.getMintDecimals('So11111111111111111111111111111111111111112' as Address),
-    9,
+  const nativeMint = await fetchMint(
+    walletOf(local).rpc,
+    'So11111111111111111111111111111111111111112' as Address,
   );
+  assert.equal(nativeMint.data.decimals, 9);
 });
 
 test('programs given at start are deployed through the upgradeable loader, again on every start', async (t) => {
   const data = await tempDir('chain-programs');
   // Any valid SBF program will do: take the Memo program's ELF from a chain that has it.
   const donor = await startLocalChain({ rpcPort: 0, autoTick: false });
-  const elf = (await donor.chain.getAccount(MEMO_V3))?.data as Uint8Array;
+  const elf = (await program(donor, MEMO_V3)).data;
   await donor.close();
   assert.deepEqual([...elf.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]);
 
@@ -51,22 +60,16 @@ test('programs given at start are deployed through the upgradeable loader, again
     });
 
   let local = await start(firstAuthority);
-  const program = await local.chain.getAccount(programId);
-  assert.equal(program?.executable, true);
-  assert.equal(program?.programAddress, UPGRADEABLE_LOADER);
-  const programData = program?.data as Uint8Array;
-  assert.deepEqual([...programData.subarray(0, 4)], [2, 0, 0, 0]);
-  const programDataAddress = (await import('../../src/chain/base58.ts')).encodeBase58(
-    programData.subarray(4, 36),
-  ) as Address;
+  const deployed = await program(local, programId);
+  assert.equal(deployed.executable, true);
+  assert.equal(deployed.loader, UPGRADEABLE_LOADER);
+  assert.deepEqual([...deployed.data.subarray(0, 4)], [2, 0, 0, 0]);
+  const programDataAddress = addressAt(deployed.data.subarray(4, 36));
   const readAuthority = async () => {
-    const account = await local.chain.getAccount(programDataAddress);
-    const bytes = account?.data as Uint8Array;
-    assert.equal(account?.programAddress, UPGRADEABLE_LOADER);
-    assert.deepEqual([...bytes.subarray(45)], [...elf]);
-    return bytes[12] === 1
-      ? (await import('../../src/chain/base58.ts')).encodeBase58(bytes.subarray(13, 45))
-      : null;
+    const programData = await program(local, programDataAddress);
+    assert.equal(programData.loader, UPGRADEABLE_LOADER);
+    assert.deepEqual([...programData.data.subarray(45)], [...elf]);
+    return programData.data[12] === 1 ? addressAt(programData.data.subarray(13, 45)) : null;
   };
   assert.equal(await readAuthority(), firstAuthority);
 
@@ -81,13 +84,12 @@ test('programs given at start are deployed through the upgradeable loader, again
         data: new TextEncoder().encode('hello'),
       },
     ],
-    await local.chain.getLatestBlockhash(),
+    await walletOf(local).blockhash(),
   );
-  await local.chain.sendTransaction(tx.bytes);
-  const landed = await local.chain.getTransaction(tx.signature);
-  assert.equal(landed?.err, null);
-  assert.deepEqual(landed?.invokedPrograms, [programId]);
-  assert.deepEqual(landed?.logs, [
+  await walletOf(local).send(tx);
+  const landed = await walletOf(local).transaction(tx.signature);
+  assert.equal(landed?.meta?.err, null);
+  assert.deepEqual(landed?.meta?.logMessages, [
     `Program ${programId} invoke [1]`,
     'Program log: Signed by:',
     `Program log: ${payer.address}`,
@@ -104,15 +106,5 @@ test('programs given at start are deployed through the upgradeable loader, again
     await data.cleanup();
   });
   assert.equal(await readAuthority(), secondAuthority);
-  assert.equal((await local.chain.getTransaction(tx.signature))?.err, null);
-});
-
-test("the project's router artifact deploys through the same option", async (t) => {
-  const elf = await readFile(new URL('../../programs/router/build/router-v0.so', import.meta.url));
-  const programId = (await generateKeyPairSigner()).address;
-  const local = await startLocalChain({ rpcPort: 0, autoTick: false, programs: [{ programId, elf }] });
-  t.after(() => local.close());
-  const program = await local.chain.getAccount(programId);
-  assert.equal(program?.executable, true);
-  assert.equal(program?.programAddress, UPGRADEABLE_LOADER);
+  assert.equal((await walletOf(local).transaction(tx.signature))?.meta?.err, null);
 });

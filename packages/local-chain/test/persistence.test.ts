@@ -6,27 +6,26 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { generateKeyPairSigner, lamports } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
-import { ChainDataError } from '../../src/chain/local/persistence.ts';
-import { startLocalChain } from '../../src/chain/local/start.ts';
-import { createManualClock } from '../../src/domain/clock.ts';
-import { signTransaction, slotsMs, tempDir } from './helpers.ts';
+import { ChainDataError, startLocalChain } from '../src/index.ts';
+import { manualClock, signTransaction, slotsMs } from '../src/testing.ts';
+import { tempDir, walletOf } from './helpers.ts';
 
 const SOL = 1_000_000_000n;
 
 test('a restart resumes accounts, history, blockhashes, slot and time; time never goes back', async (t) => {
   const data = await tempDir('chain-restart');
-  const clock = createManualClock(new Date('2026-06-01T00:00:00Z'));
+  const clock = manualClock(new Date('2026-06-01T00:00:00Z'));
   let local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   const payer = await generateKeyPairSigner();
   const to = (await generateKeyPairSigner()).address;
   const airdrop = await local.cheats.airdrop(payer.address, 2n * SOL);
   await local.cheats.timeTravel({ absoluteTimestamp: clock.now().getTime() + 86_400_000 });
   clock.advance(slotsMs(10));
-  const before = await local.chain.getClock();
+  const before = await walletOf(local).clock();
   const signedEarlier = await signTransaction(
     payer,
     [getTransferSolInstruction({ source: payer, destination: to, amount: lamports(SOL) })],
-    await local.chain.getLatestBlockhash(),
+    await walletOf(local).blockhash(),
   );
   await local.close();
 
@@ -34,19 +33,20 @@ test('a restart resumes accounts, history, blockhashes, slot and time; time neve
   local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   t.after(() => local.close());
   t.after(data.cleanup);
-  assert.deepEqual(await local.chain.getClock(), before);
-  assert.equal(await local.chain.getBalance(payer.address), 2n * SOL);
-  assert.equal((await local.chain.getTransaction(airdrop))?.slot, 0n);
+  const wallet = walletOf(local);
+  assert.deepEqual(await wallet.clock(), before);
+  assert.equal(await wallet.balance(payer.address), 2n * SOL);
+  assert.equal((await wallet.transaction(airdrop))?.slot, 0n);
   // A transaction signed before the restart with a still-valid blockhash lands after it.
-  assert.equal(await local.chain.sendTransaction(signedEarlier.bytes), signedEarlier.signature);
-  assert.equal(await local.chain.getBalance(to), SOL);
+  assert.equal(await wallet.send(signedEarlier), signedEarlier.signature);
+  assert.equal(await wallet.balance(to), SOL);
   clock.advance(slotsMs(5));
-  assert.equal((await local.chain.getClock()).slot, before.slot + 5n);
+  assert.equal((await wallet.clock()).slot, before.slot + 5n);
 });
 
 test('blocks keep their times across a restart; the next slot starts once the downtime is over', async (t) => {
   const data = await tempDir('chain-block-times');
-  const clock = createManualClock(new Date('2026-06-01T00:00:00Z'));
+  const clock = manualClock(new Date('2026-06-01T00:00:00Z'));
   let local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, clock, autoTick: false });
   // A tenth of the way into slot 5.
   clock.advance(slotsMs(5) + 40);
@@ -129,8 +129,8 @@ test('what a crash leaves behind (temp files, records past the snapshot, a torn 
   local = await startLocalChain({ dataDir: data.dir, rpcPort: 0, autoTick: false });
   t.after(() => local.close());
   t.after(data.cleanup);
-  assert.equal((await local.chain.getTransaction(kept))?.err, null);
-  assert.equal(await local.chain.getBalance(wallet), SOL);
+  assert.equal((await walletOf(local).transaction(kept))?.meta?.err, null);
+  assert.equal(await walletOf(local).balance(wallet), SOL);
   const lines = (await readFile(log, 'utf8')).trim().split('\n');
   assert.deepEqual(
     lines.map((l) => JSON.parse(l).signature),

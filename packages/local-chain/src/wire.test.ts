@@ -18,9 +18,9 @@ import {
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import fc from 'fast-check';
-import { createManualClock } from '../../domain/clock.ts';
-import { decodeBase58Exact } from '../base58.ts';
+import { decodeBase58Exact } from './base58.ts';
 import { createLedger } from './ledger.ts';
+import { manualClock } from './testing.ts';
 import {
   decodeWireMessage,
   decodeWireTransaction,
@@ -131,7 +131,7 @@ test('every truncation, alias encoding and v1 message is refused; random bytes o
 });
 
 test('mutated transactions, re-signed or not, never bring the runtime down: each is refused or executed', async () => {
-  const ledger = createLedger({ clock: createManualClock() });
+  const ledger = createLedger({ clock: manualClock() });
   const payer = await generateKeyPairSigner();
   ledger.airdrop(decodeBase58Exact(payer.address, 32) as Uint8Array, 1_000_000_000n);
   const { bytes } = await sample(0, ledger.latestBlockhash().blockhash, true, payer);

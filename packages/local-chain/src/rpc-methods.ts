@@ -2,18 +2,9 @@
 // because each one is a thin translation between a validator's request/response shapes and the
 // ledger. Parameter checks and error codes follow what Agave validators answer.
 import { crc32 } from 'node:zlib';
-import { decodeBase58, decodeBase58Exact, encodeBase58 } from '../base58.ts';
-import { keyOf } from '../keys.ts';
-import {
-  isMintData,
-  isTokenAccountData,
-  readMint,
-  readTokenAccount,
-  TOKEN_2022_PROGRAM,
-  TOKEN_PROGRAM,
-  uiAmountString,
-} from '../spl.ts';
+import { decodeBase58, decodeBase58Exact, encodeBase58 } from './base58.ts';
 import { type AccountPatch, LedgerInputError, type TokenAccountPatch } from './cheats.ts';
+import { keyOf } from './keys.ts';
 import type { Ledger } from './ledger.ts';
 import {
   accountEncoding,
@@ -30,6 +21,15 @@ import {
   u64,
 } from './rpc-json.ts';
 import { SLOTS_PER_EPOCH } from './slots.ts';
+import {
+  isMintData,
+  isTokenAccountData,
+  readMint,
+  readTokenAccount,
+  TOKEN_2022_PROGRAM,
+  TOKEN_PROGRAM,
+  uiAmountString,
+} from './spl.ts';
 import type { SubmitOutcome } from './transactions.ts';
 import { decodeWireMessage, PACKET_DATA_SIZE, WireFormatError } from './wire.ts';
 

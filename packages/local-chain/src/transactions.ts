@@ -8,9 +8,7 @@ import {
   type LiteSvm,
   type TransactionMetadata,
 } from 'litesvm/dist/internal.js';
-import { encodeBase58 } from '../base58.ts';
-import { addressBytes, keyOf, keyOfAddress } from '../keys.ts';
-import { isMintData, isTokenAccountData, isTokenProgramBytes, readU64 } from '../spl.ts';
+import { encodeBase58 } from './base58.ts';
 import { computeFee } from './fees.ts';
 import {
   type History,
@@ -19,7 +17,9 @@ import {
   type TokenBalanceRecord,
   type TxRecord,
 } from './history.ts';
+import { addressBytes, keyOf, keyOfAddress } from './keys.ts';
 import type { Slots } from './slots.ts';
+import { isMintData, isTokenAccountData, isTokenProgramBytes, readU64 } from './spl.ts';
 import { type DescribedError, describeFailure, namedTransactionError } from './tx-error.ts';
 import {
   decodeWireTransaction,

@@ -1,7 +1,6 @@
-// Helpers for chain tests: build and sign transactions the way a wallet does, with @solana/kit.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Helpers for code that tests against the local chain: a clock the test moves, so that slots pass
+// without sleeping, and transactions built and signed as a wallet builds them, in the forms the
+// endpoint takes. `@transfer-router/local-chain/testing`; the chain's own tests use them too.
 import {
   appendTransactionMessageInstructions,
   type Base64EncodedWireTransaction,
@@ -18,6 +17,19 @@ import {
   signTransactionMessageWithSigners,
   type TransactionSigner,
 } from '@solana/kit';
+import type { Clock } from './clock.ts';
+import { DEFAULT_SLOT_MS } from './slots.ts';
+
+/** A clock that stands still until the test advances it, so slots move without sleeping. */
+export function manualClock(start = new Date('2026-01-01T00:00:00Z')): Clock & { advance(ms: number): void } {
+  let ms = start.getTime();
+  return {
+    now: () => new Date(ms),
+    advance: (by) => {
+      ms += by;
+    },
+  };
+}
 
 /** A signed transaction in the forms tests need. */
 export interface SignedTransaction {
@@ -50,11 +62,5 @@ export async function signTransaction(
   };
 }
 
-/** A fresh temporary directory, removed by the returned cleanup. */
-export async function tempDir(prefix: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** Milliseconds of `slots` slots at the default 400 ms per slot. */
-export const slotsMs = (slots: number) => slots * 400;
+/** Milliseconds of `slots` slots at the default slot length. */
+export const slotsMs = (slots: number) => slots * DEFAULT_SLOT_MS;

@@ -20,14 +20,13 @@ import {
   type VersionedAccountsModeBlockResponse,
   VersionedTransaction,
 } from '@solana/web3.js';
-import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
-import { createManualClock } from '../../src/domain/clock.ts';
-import { closeConnection } from '../helpers/wallet.ts';
-import { slotsMs } from './helpers.ts';
+import { type LocalChain, startLocalChain } from '../src/index.ts';
+import { manualClock, slotsMs } from '../src/testing.ts';
+import { closeConnection } from './helpers.ts';
 
 const SOL = 1_000_000_000;
 const SYSTEM = SystemProgram.programId.toBase58();
-const clock = createManualClock(new Date('2026-08-01T00:00:00Z'));
+const clock = manualClock(new Date('2026-08-01T00:00:00Z'));
 const payer = Keypair.generate();
 let local: LocalChain;
 let connection: Connection;

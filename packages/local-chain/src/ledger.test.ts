@@ -27,15 +27,15 @@ import {
   getTransferSolInstruction,
   SYSTEM_PROGRAM_ADDRESS,
 } from '@solana-program/system';
-import { createManualClock } from '../../domain/clock.ts';
-import { encodeBase58 } from '../base58.ts';
+import { encodeBase58 } from './base58.ts';
 import { createLedger, type Ledger } from './ledger.ts';
+import { manualClock } from './testing.ts';
 
 const SOL = 1_000_000_000n;
 const key = (address: string) => new Uint8Array(getAddressEncoder().encode(address as never));
 
 function setup() {
-  const clock = createManualClock(new Date('2026-07-01T00:00:00.000Z'));
+  const clock = manualClock(new Date('2026-07-01T00:00:00.000Z'));
   const ledger = createLedger({ clock });
   return { clock, ledger };
 }
@@ -223,7 +223,7 @@ test('SlotHashes lists the recent slots newest first with their blockhashes, als
 });
 
 test('beyond the record cap the oldest transactions are forgotten, and their blocks with them', async () => {
-  const clock = createManualClock(new Date('2026-07-01T00:00:00.000Z'));
+  const clock = manualClock(new Date('2026-07-01T00:00:00.000Z'));
   const ledger = createLedger({ clock, maxRecordedTransactions: 2 });
   const wallet = key((await generateKeyPairSigner()).address);
   const signatures: string[] = [];

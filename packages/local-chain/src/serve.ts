@@ -1,7 +1,9 @@
-// `npm run localnet`: the local chain's JSON-RPC endpoint alone, without the service.
+#!/usr/bin/env node
+// The `local-chain` command (`npm run localnet` in the repository): the chain's JSON-RPC endpoint
+// alone, without the service.
 //
-//   npm run localnet -- [--port 8899] [--host 127.0.0.1] [--data-dir ./data/chain | --ephemeral]
-//                       [--program <programId>=<path/to/program.so>]...
+//   local-chain [--port 8899] [--host 127.0.0.1] [--data-dir ./data/chain | --ephemeral]
+//               [--program <programId>=<path/to/program.so>]...
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';

@@ -24,12 +24,12 @@ import {
   getTransferCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
-import { type LocalChain, startLocalChain } from '../../src/chain/local/start.ts';
-import { createManualClock } from '../../src/domain/clock.ts';
-import { signTransaction, slotsMs, tempDir } from './helpers.ts';
+import { type LocalChain, startLocalChain } from '../src/index.ts';
+import { manualClock, signTransaction, slotsMs } from '../src/testing.ts';
+import { tempDir } from './helpers.ts';
 
 const SOL = 1_000_000_000n;
-const clock = createManualClock(new Date('2026-03-01T12:00:00Z'));
+const clock = manualClock(new Date('2026-03-01T12:00:00Z'));
 let data: Awaited<ReturnType<typeof tempDir>>;
 let local: LocalChain;
 let rpc: Rpc<SolanaRpcApi>;

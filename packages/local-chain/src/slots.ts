@@ -6,11 +6,14 @@
 // programs read (address lookup tables need their creation slot in SlotHashes).
 import { createHash } from 'node:crypto';
 import { type LiteSvm, Clock as SvmClock } from 'litesvm/dist/internal.js';
-import type { Clock } from '../../domain/clock.ts';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
+import { decodeBase58Exact, encodeBase58 } from './base58.ts';
+import type { Clock } from './clock.ts';
 
 /** Slots a blockhash stays usable, as on every cluster (MAX_PROCESSING_AGE). */
 export const BLOCKHASH_VALID_SLOTS = 150;
+
+/** How long a slot lasts unless told otherwise, as on the clusters. */
+export const DEFAULT_SLOT_MS = 400;
 /** Slots per epoch (no warm-up, as on mainnet). */
 export const SLOTS_PER_EPOCH = 432_000;
 /** Entries of the SlotHashes sysvar (its MAX_ENTRIES). */

@@ -2,9 +2,9 @@
 // signatures, slots and roots, accounts, program accounts and transaction logs, with the
 // parameters, notification shapes and error codes of a validator's PubSub service.
 import { type WebSocket, WebSocket as WebSocketState } from 'ws';
-import { decodeBase58Exact, encodeBase58 } from '../base58.ts';
-import { keyOf } from '../keys.ts';
+import { decodeBase58Exact, encodeBase58 } from './base58.ts';
 import type { TxRecord } from './history.ts';
+import { keyOf } from './keys.ts';
 import type { Ledger } from './ledger.ts';
 import { accountEncoding, accountFilter, errorBody, invalidParams, RpcError, uiAccount } from './rpc-json.ts';
 

@@ -1,7 +1,7 @@
-// startLocalChain: the embedded chain as the service (and `npm run localnet`) runs it: a ledger,
-// resumed from and saved to a data directory, slots produced on a timer, served over JSON-RPC.
-// Its Chain is the production RPC client talking to that endpoint, so local mode exercises exactly
-// what runs against a real cluster; only the cheat codes reach the ledger in process.
+// startLocalChain: the chain as a service embeds it (and `npm run localnet` runs it alone): a
+// ledger, resumed from and saved to a data directory, slots produced on a timer, served over
+// JSON-RPC. Callers talk to it through that endpoint with any Solana client, exactly as they would
+// to a cluster; only the cheat codes reach the ledger in process.
 import {
   type Address,
   getAddressDecoder,
@@ -10,11 +10,9 @@ import {
   type Lamports,
   type Signature,
 } from '@solana/kit';
-import { type Clock, systemClock } from '../../domain/clock.ts';
-import { ChainError } from '../errors.ts';
-import { createRpcChain } from '../rpc-chain.ts';
-import type { Chain } from '../types.ts';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
 import { type ChainPersistence, createChainPersistence } from './persistence.ts';
 import { startRpcServer } from './rpc-server.ts';
@@ -48,7 +46,11 @@ export interface LocalChainOptions {
   log?: ChainLog;
 }
 
-/** Test and demo powers over the local chain, the in-process twins of the surfnet_* methods. */
+/**
+ * Test and demo powers over the local chain, the in-process twins of the surfnet_* methods. Each
+ * rejects with a LedgerInputError on bad input (an invalid address, an airdrop out of range, time
+ * travel into the past).
+ */
 export interface LocalChainCheats {
   /** Sends SOL from the faucet; resolves with the transaction's signature. */
   airdrop(address: Address, lamports: Lamports | bigint): Promise<Signature>;
@@ -75,8 +77,6 @@ export interface LocalChainCheats {
 
 /** A running local chain. */
 export interface LocalChain {
-  /** The chain interface: the RPC client (createRpcChain) connected to the endpoint. */
-  chain: Chain;
   cheats: LocalChainCheats;
   /** The JSON-RPC endpoint. */
   rpcUrl: string;
@@ -93,19 +93,8 @@ const addressEncoder = getAddressEncoder();
 const addressDecoder = getAddressDecoder();
 
 function key(address: string): Uint8Array {
-  if (!isAddress(address))
-    throw new ChainError('CHAIN_INVALID_ARGUMENT', `invalid address ${address}`, { context: { address } });
+  if (!isAddress(address)) throw new LedgerInputError(`Invalid param: ${address} is not a valid address`);
   return new Uint8Array(addressEncoder.encode(address));
-}
-
-async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof LedgerInputError)
-      throw new ChainError('CHAIN_INVALID_ARGUMENT', error.message, { cause: error });
-    throw error;
-  }
 }
 
 /** Starts (or resumes) the embedded chain. */
@@ -163,43 +152,37 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
 
   const cheats: LocalChainCheats = {
     async airdrop(address, lamports) {
-      const outcome = await cheat(() => ledger.airdrop(key(address), lamports));
-      if (outcome.kind !== 'landed')
-        throw new ChainError('CHAIN_RPC_ERROR', `airdrop failed: ${outcome.kind}`);
+      const outcome = ledger.airdrop(key(address), lamports);
+      if (outcome.kind !== 'landed') throw new Error(`airdrop failed: ${outcome.kind}`);
       return outcome.signature as Signature;
     },
     async setAccount(address, update) {
-      await cheat(() =>
-        ledger.setAccount(key(address), {
-          lamports: update.lamports,
-          owner: update.owner === undefined ? undefined : key(update.owner),
-          data: update.data,
-          executable: update.executable,
-        }),
-      );
+      ledger.setAccount(key(address), {
+        lamports: update.lamports,
+        owner: update.owner === undefined ? undefined : key(update.owner),
+        data: update.data,
+        executable: update.executable,
+      });
     },
-    async setTokenAccount(owner, mint, update, tokenProgram) {
-      const ata = await cheat(() =>
-        ledger.setTokenAccount(
-          key(owner),
-          key(mint),
-          {
-            amount: update.amount,
-            state: update.state,
-            delegate: update.delegate === undefined ? undefined : update.delegate && key(update.delegate),
-            delegatedAmount: update.delegatedAmount,
-          },
-          key(tokenProgram ?? 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'),
-        ),
+    async setTokenAccount(owner, mint, update, tokenProgram = TOKEN_PROGRAM_ADDRESS) {
+      const ata = await ledger.setTokenAccount(
+        key(owner),
+        key(mint),
+        {
+          amount: update.amount,
+          state: update.state,
+          delegate: update.delegate === undefined ? undefined : update.delegate && key(update.delegate),
+          delegatedAmount: update.delegatedAmount,
+        },
+        key(tokenProgram),
       );
       return addressDecoder.decode(ata);
     },
-    timeTravel: (target) => cheat(() => ledger.timeTravel(target)),
+    timeTravel: async (target) => ledger.timeTravel(target),
   };
 
   let closing: Promise<void> | undefined;
   return {
-    chain: createRpcChain({ rpcUrl: server.url }),
     cheats,
     rpcUrl: server.url,
     wsUrl: server.wsUrl,
