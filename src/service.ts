@@ -20,6 +20,7 @@ import type { Config } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
+import { chainCheck, databaseCheck } from './http/routes/health.ts';
 import { createPlatformAdmin } from './platform/admin.ts';
 import { ensureLocalPlatformKeys, platformKeysPath } from './platform/local-keys.ts';
 import { createPlatform, type Platform, type PlatformKeys } from './platform/platform.ts';
@@ -386,10 +387,7 @@ export async function startService(
         platform,
         platformAdmin,
         metricsRegistry: metrics,
-        readinessChecks: [
-          { name: 'database', check: async () => void (await db.query('SELECT 1')) },
-          { name: 'chain', check: async (signal) => void (await chain.chain.getSlot({ signal })) },
-        ],
+        readinessChecks: [databaseCheck(db), chainCheck(chain.chain)],
       });
       // The app closes first: it stops accepting and finishes in-flight requests.
       const running = app;

@@ -40,7 +40,7 @@ import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
 import { adminPlatformRoutes } from './routes/admin/platform.ts';
 import { adminRewardRoutes } from './routes/admin/rewards.ts';
 import { eventRoutes } from './routes/events.ts';
-import { healthRoutes, type ReadinessCheck } from './routes/health.ts';
+import { databaseCheck, healthRoutes, type ReadinessCheck } from './routes/health.ts';
 import { rewardRoutes } from './routes/rewards/index.ts';
 import { type TransferRouteDeps, transferRoutes } from './routes/transfers/index.ts';
 import { usageRoutes } from './routes/usage.ts';
@@ -423,8 +423,4 @@ function assertAdmin(request: FastifyRequest, adminToken: string) {
       'Invalid or missing admin token. Send `Authorization: Bearer <ADMIN_TOKEN>`.',
     );
   }
-}
-
-function databaseCheck(db: Db): ReadinessCheck {
-  return { name: 'database', check: async () => void (await db.query('SELECT 1')) };
 }

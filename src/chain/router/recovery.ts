@@ -1,5 +1,6 @@
 import type { Address, MaybeEncodedAccount } from '@solana/kit';
 import { getTokenDecoder } from '@solana-program/token';
+import type { RecoveryAccountKind } from '../../domain/transfer.ts';
 import {
   decodeOrchestrator,
   decodeRoute,
@@ -111,8 +112,6 @@ export async function readRouteSnapshot(
     keeper: { address: input.keeper, lamports: keeperAccount?.exists ? keeperAccount.lamports : 0n },
   };
 }
-
-export type RecoveryAccountKind = 'route_pda' | 'step_state' | 'orchestrator_config' | 'keeper' | 'ata';
 
 export interface RecoveryAccount {
   kind: RecoveryAccountKind;

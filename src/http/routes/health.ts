@@ -1,12 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { BlockHeightReader } from '../../chain/types.ts';
 import { AppError } from '../../domain/errors.ts';
+import type { Db } from '../../store/db.ts';
 import { errorResponses } from '../schemas/common.ts';
 
 /** A dependency the service needs to serve traffic. */
 export interface ReadinessCheck {
   name: string;
   check(signal: AbortSignal): Promise<void>;
+}
+
+/** The database answers a query. */
+export function databaseCheck(db: Pick<Db, 'query'>): ReadinessCheck {
+  return { name: 'database', check: async () => void (await db.query('SELECT 1')) };
+}
+
+/** The chain's RPC endpoint answers. */
+export function chainCheck(chain: Pick<BlockHeightReader, 'getSlot'>): ReadinessCheck {
+  return { name: 'chain', check: async (signal) => void (await chain.getSlot({ signal })) };
 }
 
 const READINESS_TIMEOUT_MS = 2_000;
