@@ -166,7 +166,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh a transfer from the chain
-         * @description Reads the transfer’s route on chain now and updates its phase and status: a route found complete is taken over as a final confirm-broadcast would.
+         * @description Reads the transfer’s route on chain now and updates its phase and status, whatever the phase: a deployment found complete is taken over as a final confirm-broadcast would (or refused, when its terms are not the quoted ones); a route that can no longer run (marked failed on chain, or past its deadline) is recorded `failed` or `recoverable`.
          */
         post: operations["refreshFunding"];
         delete?: never;
