@@ -8,53 +8,56 @@ import { percentFee, splitFee } from './fees.ts';
  * deployed by someone else, with terms nobody quoted.
  */
 
-/** The terms a prepare put into a route's creation: the only ones the service will run. */
-export interface PreparedRouteTerms {
+/** What a route fixes at its creation and carries unchanged on chain. */
+interface FixedRouteTerms {
   mint: Address;
   /** Tokens taken into custody, base units. */
   amount: bigint;
+  /** Steps, 3 to 10. */
   hopCount: number;
-  percentFeeBps: number;
-  /** The integrator's share of both fees on chain, in basis points of the fee. */
-  integratorShareBps: number;
-  flatFeePerHopLamports: bigint;
+  /** Step i is due at firstReleaseAt + i * intervalSecs (unix seconds of the chain's clock). */
   firstReleaseAt: bigint;
-  intervalSecs: number;
+  /** After this instant the route cannot execute and the source may rescue it. */
   deadlineAt: bigint;
   keeper: Address;
+  /** The recipient's wallet; on a native-mint route it receives the net amount as SOL. */
   recipient: Address;
-  /** Null on a native SOL route (the recipient's wallet receives the SOL). */
+  /**
+   * The recipient's token account for the mint (usually its associated token account); null on a
+   * native-mint route, which needs none (the program refuses one there and requires one elsewhere).
+   */
   recipientToken: Address | null;
   /** Where the platform's flat fee settles (the protocol config account). */
   platformWallet: Address;
   platformFeeToken: Address;
   integratorWallet: Address;
   integratorFeeToken: Address;
+}
+
+/** The terms a prepare put into a route's creation: the only ones the service will run. */
+export interface PreparedRouteTerms extends FixedRouteTerms {
+  percentFeeBps: number;
+  /** The integrator's share of both fees on chain, in basis points of the fee. */
+  integratorShareBps: number;
+  flatFeePerHopLamports: bigint;
+  intervalSecs: number;
+  /** Holds the config's screening deposit until the screening authority decides. */
   screeningRequired: boolean;
-  /** The largest screening deposit the source agreed to. */
+  /**
+   * The largest screening deposit the source agrees to hold: creation fails (`DepositAboveMaximum`)
+   * when the config asks for more, e.g. after a change since the bundle was built.
+   */
   maxDepositLamports: bigint;
 }
 
 /** What the program stored of a route's terms at its creation (the route account's fixed fields). */
-export interface OnChainRouteTerms {
-  mint: Address;
-  amount: bigint;
+export interface OnChainRouteTerms extends FixedRouteTerms {
   netAmount: bigint;
   platformFeeTokens: bigint;
   integratorFeeTokens: bigint;
   platformFlatLamports: bigint;
   integratorFlatLamports: bigint;
-  hopCount: number;
-  firstReleaseAt: bigint;
   intervalSecs: bigint;
-  deadlineAt: bigint;
-  keeper: Address;
-  recipient: Address;
-  recipientToken: Address | null;
-  platformWallet: Address;
-  platformFeeToken: Address;
-  integratorWallet: Address;
-  integratorFeeToken: Address;
   screening: 'none' | 'pending' | 'verified' | 'flagged';
   depositLamports: bigint;
 }

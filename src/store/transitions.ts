@@ -43,9 +43,8 @@ interface Writes {
   where?: string;
 }
 
-/** The keeper's hold on a route, released when its work ends. */
-const KEEPER_RELEASED = [
-  'keeper_due_at = NULL',
+/** A worker's hold on a route and its stored hop, given up once a hop is recorded. */
+const CLAIM_RELEASED = [
   'keeper_claim = NULL',
   'keeper_claimed_until = NULL',
   'keeper_retry_at = NULL',
@@ -53,6 +52,8 @@ const KEEPER_RELEASED = [
   'hop_tx_signature = NULL',
   'hop_tx_valid_until = NULL',
 ];
+/** The same, with nothing more due: the keeper's work on the route is over. */
+const KEEPER_RELEASED = ['keeper_due_at = NULL', ...CLAIM_RELEASED];
 
 /** What `move` writes; `p(n)` names its n-th parameter. */
 function writesOf(move: Move, p: (index: number) => string, now: Date): Writes {
@@ -100,10 +101,7 @@ function writesOf(move: Move, p: (index: number) => string, now: Date): Writes {
         where: `hops_completed = ${p(1)}`,
       };
       if (move.name === 'hopLanded') {
-        hop.set.push(
-          `keeper_due_at = ${p(2)}`,
-          ...KEEPER_RELEASED.filter((column) => !column.startsWith('keeper_due_at')),
-        );
+        hop.set.push(`keeper_due_at = ${p(2)}`, ...CLAIM_RELEASED);
         hop.params.push(move.nextDueAt.toString());
         return hop;
       }

@@ -19,6 +19,7 @@ import {
 } from '@solana/kit';
 import { SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import type { PreparedRouteTerms } from '../../domain/route-terms.ts';
 import { type Route, routeHolder, ZERO_ADDRESS } from './accounts.ts';
 import { ROUTER_PROGRAM_ADDRESS } from './program.ts';
 
@@ -159,40 +160,17 @@ export function getInitOrchestratorInstruction(
   );
 }
 
-/** The fixed terms of a route, chosen at deployment. */
-export interface RouteTerms {
+/**
+ * The terms of a route as its CreateRoute carries them (the mint and the fee accounts travel as
+ * accounts; the platform's flat fee goes to the config, which the program names itself).
+ */
+export type RouteTerms = Omit<
+  PreparedRouteTerms,
+  'mint' | 'platformWallet' | 'platformFeeToken' | 'integratorFeeToken'
+> & {
   /** Unique per source wallet; part of the route's address. */
   routeId: bigint;
-  /** Steps, 3 to 10. */
-  hopCount: number;
-  /** Tokens taken into custody, base units. */
-  amount: bigint;
-  percentFeeBps: number;
-  /** Integrator's share of both fees, in basis points of the fee. */
-  integratorShareBps: number;
-  flatFeePerHopLamports: bigint;
-  /** Step i is due at firstReleaseAt + i * intervalSecs (unix seconds). */
-  firstReleaseAt: bigint;
-  intervalSecs: number;
-  /** After this instant the route cannot execute and the source may rescue. */
-  deadlineAt: bigint;
-  keeper: Address;
-  /** The recipient's wallet; on a native-mint route it receives the net amount as SOL. */
-  recipient: Address;
-  /**
-   * The recipient's token account for the mint (usually its associated token account); null on a
-   * native-mint route, which needs none (the program refuses one there and requires one elsewhere).
-   */
-  recipientToken: Address | null;
-  integratorWallet: Address;
-  /** Holds the config's screening deposit until the screening authority decides. */
-  screeningRequired: boolean;
-  /**
-   * The largest screening deposit the source agrees to hold: creation fails (`DepositAboveMaximum`)
-   * when the config asks for more, e.g. after a change since the bundle was built.
-   */
-  maxDepositLamports: bigint;
-}
+};
 
 const createRouteEncoder = getStructEncoder([
   ['tag', u8],
