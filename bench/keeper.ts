@@ -103,7 +103,7 @@ try {
       rows.map(async (row) => ({
         address: row.route_address,
         hops: row.hops,
-        keeperPrivateKey: (await bench.store.routes.keeperPrivateKey(Number(row.id)))!,
+        keeperPrivateKey: (await bench.store.deployments.keeperPrivateKey(Number(row.id)))!,
         microLamportsPerCu: BigInt(row.hop_priority_micro_lamports),
       })),
     );

@@ -21,7 +21,7 @@ import {
   createRouterEnv,
   MAX_TX_SIZE,
   planFixtureDeployment,
-  prepareRoute,
+  prepareEndpoint,
   type RouteFixture,
   type RouterEnv,
   type SendResult,
@@ -49,7 +49,7 @@ async function deployAndSettle(
   env: RouterEnv,
   hopCount: number,
 ): Promise<{ run: RouteRun; fixture: RouteFixture }> {
-  const fixture = await prepareRoute(env, { hopCount, screeningRequired: true });
+  const fixture = await prepareEndpoint(env, { hopCount, screeningRequired: true });
   const { source, keeper, screener } = env.wallets;
   const plan = planFixtureDeployment(env, fixture);
   const deploy: RouteRun['deploy'] = [];
@@ -100,7 +100,7 @@ async function deployAndSettle(
 
 async function rescueAfterFailure(variant: RouterProgramVariant, hopCount: number) {
   const env = await createRouterEnv(variant);
-  const fixture = await prepareRoute(env, { hopCount });
+  const fixture = await prepareEndpoint(env, { hopCount });
   const { source, keeper } = env.wallets;
   const plan = planFixtureDeployment(env, fixture);
   for (const group of [plan.keeperFunding!, ...plan.routeInit])

@@ -19,15 +19,14 @@ import type { Chain } from './chain/types.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { buildApp } from './http/app.ts';
+import { chainCheck, databaseCheck } from './http/endpoints/health.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
-import { chainCheck, databaseCheck } from './http/routes/health.ts';
 import { createPlatformAdmin } from './platform/admin.ts';
 import { ensureLocalPlatformKeys, platformKeysPath } from './platform/local-keys.ts';
 import { createPlatform, type Platform, type PlatformKeys } from './platform/platform.ts';
 import { localRouterDeployment, reportPlatform, setUpLocalPlatform } from './platform/startup.ts';
 import { chainPortError, checkPortsFree, portUnavailable, servicePorts } from './port-check.ts';
 import { createPriceResolverFromConfig } from './prices/resolver.ts';
-import { createRouteScreening } from './route/screening.ts';
 import { createHttpScreening, createListScreening, NO_SCREENING } from './screening/providers.ts';
 import { removeServiceFile, writeServiceFile } from './service-file.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
@@ -36,6 +35,7 @@ import { verifyEncryptionKey } from './store/encryption-check.ts';
 import { createStore } from './store/index.ts';
 import { migrate } from './store/migrate.ts';
 import { createSecretBox, parseEncryptionKey, type SecretBox } from './store/secret-box.ts';
+import { createRouteScreening } from './use-cases/screening.ts';
 import { createWebhookSender } from './webhooks/sender.ts';
 import { createDeploymentReconciler } from './workers/deployment-reconciler.ts';
 import { createExpiryWorker } from './workers/expiry.ts';
@@ -252,7 +252,7 @@ export async function startService(
           createDeploymentReconciler({
             db,
             chain: chain.chain,
-            routes: store.routes,
+            deployments: store.deployments,
             programAddress: platform.programAddress,
             clock,
             log: logger.child({ worker: 'deployment-reconciler' }),
@@ -260,7 +260,7 @@ export async function startService(
           createOverdueRouteWorker({
             db,
             chain: chain.chain,
-            keeper: store.keeper,
+            hops: store.hops,
             programAddress: platform.programAddress,
             clock,
             log: logger.child({ worker: 'overdue-routes' }),
@@ -269,14 +269,14 @@ export async function startService(
             db,
             listen: db,
             chain: chain.chain,
-            keeper: store.keeper,
+            hops: store.hops,
             programAddress: platform.programAddress,
             screen: createRouteScreening({
               provider: screeningProvider(config),
               db,
               chain: chain.chain,
               platform,
-              keeper: store.keeper,
+              hops: store.hops,
               clock,
             }),
             clock,

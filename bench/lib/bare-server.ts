@@ -9,8 +9,8 @@ import { systemClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { resolveSettings } from '../../src/domain/integration.ts';
 import type { AuthContext } from '../../src/http/auth.ts';
-import { estimateRoute } from '../../src/http/routes/transfers/estimate.ts';
-import { getTransferRoutes } from '../../src/http/routes/transfers/get-transfer.ts';
+import { estimateEndpoint } from '../../src/http/endpoints/transfers/estimate.ts';
+import { getTransferEndpoints } from '../../src/http/endpoints/transfers/get-transfer.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
 import { createPostgresDb } from '../../src/store/db.ts';
 import { createStore } from '../../src/store/index.ts';
@@ -49,13 +49,13 @@ app.addHook('onRequest', async (request) => {
 app.get('/bare/hello', async () => ({ status: 'ok' }));
 await app.register(
   async (bare) => {
-    await bare.register(estimateRoute, {
+    await bare.register(estimateEndpoint, {
       mints: createMintLookup(chain),
       prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock: systemClock }),
       feeSchedule: DEFAULT_FEE_SCHEDULE,
       solCosts: createSolCostEstimator({ chain, priorityFeeMicroLamportsPerCu: 0n }),
     });
-    await bare.register(getTransferRoutes, {
+    await bare.register(getTransferEndpoints, {
       transfers: store.transfers,
       chain,
       programAddress: ROUTER_PROGRAM_ADDRESS,

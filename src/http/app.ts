@@ -29,6 +29,17 @@ import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
 import { type AuthContext, createAuthenticator } from './auth.ts';
+import { adminIntegrationEndpoints } from './endpoints/admin/integrations.ts';
+import { adminPlatformEndpoints } from './endpoints/admin/platform.ts';
+import { adminRewardEndpoints } from './endpoints/admin/rewards.ts';
+import { eventEndpoints } from './endpoints/events.ts';
+import { databaseCheck, healthEndpoints, type ReadinessCheck } from './endpoints/health.ts';
+import { rewardEndpoints } from './endpoints/rewards/index.ts';
+import { type TransferEndpointDeps, transferEndpoints } from './endpoints/transfers/index.ts';
+import { usageEndpoints } from './endpoints/usage.ts';
+import { webhookDeliveryEndpoints } from './endpoints/webhook-deliveries.ts';
+import { webhookEndpointActionEndpoints } from './endpoints/webhook-endpoint-actions.ts';
+import { webhookEndpoints } from './endpoints/webhooks.ts';
 import { answerFrameworkError, registerErrorHandling } from './errors.ts';
 import { createChangeRunner, registerIdempotency } from './idempotency.ts';
 import { registerMetrics } from './metrics.ts';
@@ -36,17 +47,6 @@ import { parseQuery, registerJsonParser } from './parsing.ts';
 import { answerUnroutedRequests, createClientErrorHandler, type HttpTimeouts } from './protocol-errors.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
-import { adminIntegrationRoutes } from './routes/admin/integrations.ts';
-import { adminPlatformRoutes } from './routes/admin/platform.ts';
-import { adminRewardRoutes } from './routes/admin/rewards.ts';
-import { eventRoutes } from './routes/events.ts';
-import { databaseCheck, healthRoutes, type ReadinessCheck } from './routes/health.ts';
-import { rewardRoutes } from './routes/rewards/index.ts';
-import { type TransferRouteDeps, transferRoutes } from './routes/transfers/index.ts';
-import { usageRoutes } from './routes/usage.ts';
-import { webhookDeliveryRoutes } from './routes/webhook-deliveries.ts';
-import { webhookEndpointActionRoutes } from './routes/webhook-endpoint-actions.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
 import { refuseUndeclaredInput, validatorCompiler } from './validation.ts';
 
 export interface AppConfig {
@@ -79,8 +79,8 @@ export interface AppDeps {
   /** This deployment's name for its rate-limit counters in Redis (one Redis may serve several). */
   rateLimitNamespace: string;
   prices: PriceResolver;
-  mints: TransferRouteDeps['mints'];
-  solCosts: TransferRouteDeps['solCosts'];
+  mints: TransferEndpointDeps['mints'];
+  solCosts: TransferEndpointDeps['solCosts'];
   /** The chain the routes are deployed on. */
   chain: Chain;
   /** The least compute-unit price of prepared transactions (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
@@ -241,7 +241,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(healthRoutes, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
+  await app.register(healthEndpoints, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
 
   const authenticator = createAuthenticator({
     integrations: deps.store.integrations,
@@ -265,7 +265,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         scopeOf: (request) => `key:${request.auth.apiKeyId}`,
         defaultPolicy: 'required',
       });
-      await api.register(transferRoutes, {
+      await api.register(transferEndpoints, {
         transfers: deps.store.transfers,
         mints: deps.mints,
         prices: deps.prices,
@@ -277,29 +277,32 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
         chain: deps.chain,
         platform: deps.platform,
         programAddress: deps.platform.programAddress,
-        routes: deps.store.routes,
+        deployments: deps.store.deployments,
         recovery: deps.store.recovery,
-        keeper: deps.store.keeper,
+        hops: deps.store.hops,
         db: deps.db,
         ...(deps.config.fundingPollMs ? { fundingPollMs: deps.config.fundingPollMs } : {}),
         priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
       });
-      await api.register(webhookRoutes, {
+      await api.register(webhookEndpoints, {
         webhooks: deps.store.webhooks,
         sender: deps.webhookSender,
         policy: deps.config.webhookPolicy,
         clock: deps.clock,
         ...(deps.config.webhookPingTimeoutMs ? { pingTimeoutMs: deps.config.webhookPingTimeoutMs } : {}),
       });
-      await api.register(webhookEndpointActionRoutes, { webhooks: deps.store.webhooks, clock: deps.clock });
-      await api.register(webhookDeliveryRoutes, {
+      await api.register(webhookEndpointActionEndpoints, {
+        webhooks: deps.store.webhooks,
+        clock: deps.clock,
+      });
+      await api.register(webhookDeliveryEndpoints, {
         deliveries: deps.store.deliveries,
         sender: deps.webhookSender,
         clock: deps.clock,
       });
-      await api.register(eventRoutes, { deliveries: deps.store.deliveries, clock: deps.clock });
-      await api.register(usageRoutes, { transfers: deps.store.transfers, rewards: deps.store.rewards });
-      await api.register(rewardRoutes, {
+      await api.register(eventEndpoints, { deliveries: deps.store.deliveries, clock: deps.clock });
+      await api.register(usageEndpoints, { transfers: deps.store.transfers, rewards: deps.store.rewards });
+      await api.register(rewardEndpoints, {
         rewards: deps.store.rewards,
         runChange: createChangeRunner(idempotency),
         clock: deps.clock,
@@ -333,16 +336,16 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
           scopeOf: () => 'admin',
           defaultPolicy: 'optional',
         });
-        await admin.register(adminIntegrationRoutes, {
+        await admin.register(adminIntegrationEndpoints, {
           integrations: deps.store.integrations,
           clock: deps.clock,
         });
-        await admin.register(adminPlatformRoutes, {
+        await admin.register(adminPlatformEndpoints, {
           platform: deps.platform,
           platformAdmin: deps.platformAdmin,
           earnings: { db: deps.db, rewards: deps.store.rewards, chain: deps.chain, platform: deps.platform },
         });
-        await admin.register(adminRewardRoutes, {
+        await admin.register(adminRewardEndpoints, {
           integrations: deps.store.integrations,
           rewards: deps.store.rewards,
           chain: deps.chain,

@@ -4,9 +4,9 @@ import { type EarningsWithdrawal, earningsWithdrawalInstructions } from '../chai
 import { TOKEN_ACCOUNT_SIZE } from '../chain/router/accounts.ts';
 import type { BalanceReader, RentReader, TokenAccountReader } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
-import { heldEarnings } from '../rewards/coverage.ts';
 import type { Db } from '../store/db.ts';
 import type { RewardStore } from '../store/rewards.ts';
+import { heldEarnings } from '../use-cases/coverage.ts';
 import type { Platform } from './platform.ts';
 import { PlatformTransactionError, sendAndConfirm, type TransactionChain } from './send.ts';
 

@@ -1,5 +1,5 @@
 import type { Address } from '@solana/kit';
-import type { ScreeningProvider } from '../route/screening.ts';
+import type { ScreeningProvider } from '../use-cases/screening.ts';
 
 /** An allow/deny-list provider for local use and tests: an address on the list is flagged. */
 export function createListScreening(denied: readonly string[]): ScreeningProvider {

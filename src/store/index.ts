@@ -1,12 +1,12 @@
 import type { Db } from './db.ts';
 import { createDeliveryStore } from './deliveries.ts';
+import { createDeploymentStore } from './deployments.ts';
+import { createHopStore } from './hops.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
-import { createKeeperWorkStore } from './keeper-work.ts';
 import { createRecoveryStore } from './recovery.ts';
 import { createRetentionStore } from './retention.ts';
 import { createRewardStore } from './rewards.ts';
-import { createRouteDeploymentStore } from './route-deployments.ts';
 import type { SecretBox } from './secret-box.ts';
 import { createTransferStore } from './transfers.ts';
 import { createWebhookStore } from './webhooks.ts';
@@ -20,8 +20,8 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     integrations: createIntegrationStore(db),
     retention: createRetentionStore(db),
     transfers: createTransferStore(db),
-    routes: createRouteDeploymentStore(db, options.secrets),
-    keeper: createKeeperWorkStore(db, options.secrets),
+    deployments: createDeploymentStore(db, options.secrets),
+    hops: createHopStore(db, options.secrets),
     recovery: createRecoveryStore(db),
     rewards: createRewardStore(db),
     webhooks: createWebhookStore(db, options.secrets),

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { type ReconcileDeps, reconcileDeployment } from '../route/reconcile.ts';
+import { type ReconcileDeps, reconcileDeployment } from '../use-cases/reconcile.ts';
 import { runPeriodically } from './periodic.ts';
 
 /**
  * Looks at the chain for every prepared transfer, every `intervalMs` (decisions: 30 s), until its
  * deployment is over: takes over routes found complete, and settles abandoned deployments as
- * expired or recoverable (src/route/reconcile.ts). Several processes share the work: each transfer
+ * expired or recoverable (src/use-cases/reconcile.ts). Several processes share the work: each transfer
  * is claimed for one interval, so a crashed process's claims come back.
  */
 export function createDeploymentReconciler(
@@ -21,7 +21,7 @@ export function createDeploymentReconciler(
   async function runOnce(): Promise<number> {
     let total = 0;
     for (;;) {
-      const due = await deps.routes.claimAwaitingDeployment(deps.clock.now(), intervalMs, batchSize);
+      const due = await deps.deployments.claimAwaitingDeployment(deps.clock.now(), intervalMs, batchSize);
       for (const transfer of due) {
         try {
           const after = await reconcileDeployment(deps, transfer);

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { hopRetryDelayMs } from '../domain/route.ts';
-import { advanceRoute, type KeeperDeps, type KeeperEvent } from '../route/keeper.ts';
 import { KEEPER_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
-import type { ClaimedRoute } from '../store/keeper-work.ts';
+import type { ClaimedRoute } from '../store/hops.ts';
 import { keepListening } from '../store/notifications.ts';
+import { advanceRoute, type KeeperDeps, type KeeperEvent } from '../use-cases/advance-hop.ts';
 
 /** Prometheus metrics of the keeper: hops landed, retried and failed, lateness, keepers short of lamports. */
 export function keeperMetrics(registry: Registry) {
@@ -48,7 +48,7 @@ export function keeperMetrics(registry: Registry) {
 /**
  * The keeper network's worker: claims routes whose next step is due on the chain's clock (several
  * workers share them, each claim a lease that a dead worker's lapses), advances up to
- * `concurrency` of them at a time (src/route/keeper.ts), claiming more as slots free up, and sleeps
+ * `concurrency` of them at a time (src/use-cases/advance-hop.ts), claiming more as slots free up, and sleeps
  * until the next step falls due or a route is taken over (NOTIFY), never polling faster than it
  * must.
  */
@@ -115,7 +115,7 @@ export function createKeeperWorker(
         step: route.transfer.hopsCompleted,
         reason: String(error),
       });
-      await deps.keeper
+      await deps.hops
         .release(route.transfer.id, route.claim, {
           retryAt: new Date(deps.clock.now().getTime() + hopRetryDelayMs(route.hopAttempts, random())),
           attempts: route.hopAttempts + 1,
@@ -137,7 +137,7 @@ export function createKeeperWorker(
       // Claims come in batches (half the slots at least): one claim per route costs as much again.
       if (more && free >= Math.ceil(concurrency / 2)) {
         const chainNow = (await deps.chain.getClock()).unixTimestamp;
-        const claimed = await deps.keeper.claimDue({ chainNow, now: deps.clock.now(), leaseMs, limit: free });
+        const claimed = await deps.hops.claimDue({ chainNow, now: deps.clock.now(), leaseMs, limit: free });
         more = claimed.length === free;
         total += claimed.length;
         for (const route of claimed) {
@@ -152,7 +152,7 @@ export function createKeeperWorker(
 
   /** How long until the next step falls due, by the chain's clock. */
   async function untilNextDue(): Promise<number> {
-    const [next, clock] = await Promise.all([deps.keeper.nextDueAt(), deps.chain.getClock()]);
+    const [next, clock] = await Promise.all([deps.hops.nextDueAt(), deps.chain.getClock()]);
     if (next === null) return maxSleepMs;
     return Math.max(50, Math.min(maxSleepMs, Number(next - clock.unixTimestamp) * 1000));
   }

@@ -1,18 +1,18 @@
 import type { Logger } from 'pino';
-import { type OverdueDeps, settleOverdueRoute } from '../route/overdue.ts';
-import type { RoutedTransfer } from '../route/recovery.ts';
-import type { KeeperWorkStore } from '../store/keeper-work.ts';
+import type { HopStore } from '../store/hops.ts';
+import { type OverdueDeps, settleOverdueRoute } from '../use-cases/overdue.ts';
+import type { RoutedTransfer } from '../use-cases/recovery.ts';
 import { runPeriodically } from './periodic.ts';
 
 /**
  * Looks, every `intervalMs` (30 s by default), for routes taken over whose on-chain deadline has
- * passed, and records each as the chain shows it (src/route/overdue.ts): an overdue route becomes
+ * passed, and records each as the chain shows it (src/use-cases/overdue.ts): an overdue route becomes
  * `recoverable`, so integrators learn by webhook that the source can rescue it, even when no
  * keeper is alive. Each route is claimed for one interval, so several processes share the work.
  */
 export function createOverdueRouteWorker(
   deps: OverdueDeps & {
-    keeper: Pick<KeeperWorkStore, 'claimOverdue'>;
+    hops: Pick<HopStore, 'claimOverdue'>;
     log: Pick<Logger, 'info' | 'warn' | 'error'>;
     intervalMs?: number;
     batchSize?: number;
@@ -25,7 +25,7 @@ export function createOverdueRouteWorker(
     const chainNow = (await deps.chain.getClock()).unixTimestamp;
     let total = 0;
     for (;;) {
-      const due = await deps.keeper.claimOverdue({
+      const due = await deps.hops.claimOverdue({
         chainNow,
         now: deps.clock.now(),
         leaseMs: intervalMs,

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { BalanceReader, TokenAccountReader } from '../chain/types.ts';
-import { type ClaimDeps, resumeClaims } from '../rewards/claims.ts';
-import { type CoverageLine, rewardCoverage } from '../rewards/coverage.ts';
+import { type ClaimDeps, resumeClaims } from '../use-cases/claim-rewards.ts';
+import { type CoverageLine, rewardCoverage } from '../use-cases/coverage.ts';
 import { runPeriodically } from './periodic.ts';
 
 /** Prometheus gauges of what integrators are owed and how much of it the platform's earnings lack. */

@@ -18,11 +18,11 @@ import {
 } from '../../src/platform/platform.ts';
 import { fundLocalWallets, localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
-import { createRouteScreening, type ScreeningProvider } from '../../src/route/screening.ts';
 import { createListScreening } from '../../src/screening/providers.ts';
 import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
+import { createRouteScreening, type ScreeningProvider } from '../../src/use-cases/screening.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
@@ -210,14 +210,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       db,
       listen: db,
       chain: chain.chain,
-      keeper: store.keeper,
+      hops: store.hops,
       programAddress: platform.programAddress,
       screen: createRouteScreening({
         provider: options.platform?.screening ?? createListScreening([]),
         db,
         chain: chain.chain,
         platform,
-        keeper: store.keeper,
+        hops: store.hops,
         clock,
       }),
       clock,
@@ -227,7 +227,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     overdue: createOverdueRouteWorker({
       db,
       chain: chain.chain,
-      keeper: store.keeper,
+      hops: store.hops,
       programAddress: platform.programAddress,
       clock,
       log: pino({ level: 'silent' }),
@@ -235,7 +235,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     reconciler: createDeploymentReconciler({
       db,
       chain: chain.chain,
-      routes: store.routes,
+      deployments: store.deployments,
       programAddress: platform.programAddress,
       clock,
       log: pino({ level: 'silent' }),

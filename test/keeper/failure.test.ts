@@ -191,7 +191,7 @@ describe('a hop that fails permanently', () => {
     await travelTo(t, deployedAt + 3n * INTERVAL);
     const failing = keeperWorker(t, {
       store: {
-        ...t.store.keeper,
+        ...t.store.hops,
         markFailed: async () => {
           throw new Error('the database connection was lost');
         },

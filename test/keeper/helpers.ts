@@ -16,11 +16,11 @@ import {
 import { findOrchestratorPda, findStepPda } from '../../src/chain/router/pda.ts';
 import type { Chain } from '../../src/chain/types.ts';
 import type { RouteRecord, Transfer } from '../../src/domain/transfer.ts';
-import { readRoute } from '../../src/route/route-reads.ts';
-import { createRouteScreening, type ScreeningProvider } from '../../src/route/screening.ts';
 import { createListScreening } from '../../src/screening/providers.ts';
-import type { KeeperWorkStore } from '../../src/store/keeper-work.ts';
+import type { HopStore } from '../../src/store/hops.ts';
 import { type TransferRow, toTransfer } from '../../src/store/transfer-rows.ts';
+import { readRoute } from '../../src/use-cases/route-reads.ts';
+import { createRouteScreening, type ScreeningProvider } from '../../src/use-cases/screening.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
 import { type Caller, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { deployRoute, type QuotedRoute, quoteRoute, tokenBalance } from '../helpers/route.ts';
@@ -35,26 +35,26 @@ export function keeperWorker(
   options: {
     chain?: Chain;
     screening?: ScreeningProvider;
-    store?: KeeperWorkStore;
+    store?: HopStore;
     concurrency?: number;
   } = {},
 ) {
   const logs: { msg: string; [key: string]: unknown }[] = [];
   const metrics = new Registry();
   const chain = options.chain ?? t.chain.chain;
-  const store = options.store ?? t.store.keeper;
+  const store = options.store ?? t.store.hops;
   const worker = createKeeperWorker({
     db: t.database.db,
     listen: t.database.db,
     chain,
-    keeper: store,
+    hops: store,
     programAddress: t.platform.programAddress,
     screen: createRouteScreening({
       provider: options.screening ?? createListScreening([]),
       db: t.database.db,
       chain,
       platform: t.platform,
-      keeper: store,
+      hops: store,
       clock: t.clock,
     }),
     clock: t.clock,

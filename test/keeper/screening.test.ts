@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
 import { decodeRouterConfig } from '../../src/chain/router/accounts.ts';
-import type { ScreeningProvider } from '../../src/route/screening.ts';
 import { createHttpScreening, createListScreening } from '../../src/screening/providers.ts';
+import type { ScreeningProvider } from '../../src/use-cases/screening.ts';
 import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { deployRoute, type QuotedRoute, quoteRoute, tokenBalance } from '../helpers/route.ts';
@@ -197,7 +197,7 @@ describe('screening with the deny-list provider', () => {
     const failing = keeperWorker(t, {
       screening: provider,
       store: {
-        ...t.store.keeper,
+        ...t.store.hops,
         markRecoverable: async () => {
           throw new Error('the database connection was lost');
         },

@@ -53,10 +53,10 @@ describe('two keeper workers on one database', () => {
           return signature;
         },
       },
-      keeper: {
-        ...store.keeper,
+      hops: {
+        ...store.hops,
         async claimDue(input) {
-          const routes = await store.keeper.claimDue(input);
+          const routes = await store.hops.claimDue(input);
           claimed.push(...routes.map(({ transfer }) => `${transfer.id}/${transfer.hopsCompleted}`));
           return routes;
         },

@@ -91,7 +91,7 @@ describe('routes past their deadline', () => {
     await deployRoute(t, caller, route);
     // The keeper marks the route failed, and its process dies before recording it.
     const keeper = await createKeyPairSignerFromPrivateKeyBytes(
-      (await t.store.routes.keeperPrivateKey(route.id))!,
+      (await t.store.deployments.keeperPrivateKey(route.id))!,
     );
     const row = await routeRow(t, route.id);
     await sendAndConfirm(t.chain.chain, keeper, [getMarkFailedInstruction({ keeper, route: row.route })], {

@@ -15,9 +15,9 @@ import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
 import { keypairFromKeygenJson } from '../../src/platform/keypair.ts';
-import { type ClaimDeps, createClaim, settleClaim } from '../../src/rewards/claims.ts';
 import { createPostgresDb } from '../../src/store/db.ts';
 import { createRewardStore } from '../../src/store/rewards.ts';
+import { type ClaimDeps, createClaim, settleClaim } from '../../src/use-cases/claim-rewards.ts';
 import { createRewardClaimWorker } from '../../src/workers/reward-claims.ts';
 
 const env = (name: string) => {

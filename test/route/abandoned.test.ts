@@ -158,7 +158,7 @@ describe('abandoned deployments and the funding endpoints', () => {
       )
     ).rows[0]!;
     const keeper = await createKeyPairSignerFromPrivateKeyBytes(
-      (await t.store.routes.keeperPrivateKey(failed.id))!,
+      (await t.store.deployments.keeperPrivateKey(failed.id))!,
     );
     await sendAndConfirm(
       t.chain.chain,

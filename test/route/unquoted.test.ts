@@ -103,7 +103,7 @@ describe('a route that is not the one quoted', () => {
     const funding = await broadcastBundle(app.chain.chain, route.source, preparedTxs, {
       through: 'keeperFunding',
     });
-    const quoted = (await app.store.routes.preparedRouteTerms(route.id)).at(-1) as PreparedRouteTerms;
+    const quoted = (await app.store.deployments.preparedRouteTerms(route.id)).at(-1) as PreparedRouteTerms;
     const tampering = await tamper(route, quoted);
     const terms: RouteTerms = {
       routeId: BigInt(route.id),

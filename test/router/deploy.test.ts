@@ -38,7 +38,7 @@ import {
   expectRouterError,
   MAX_TX_SIZE,
   planFixtureDeployment,
-  prepareRoute,
+  prepareEndpoint,
   type RouteFixture,
   type RouterEnv,
   readOrchestrator,
@@ -164,7 +164,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test('a 10-hop route deploys in transactions of at most 1232 bytes and resumes from existingHopCount', async () => {
       const env = await createRouterEnv(variant);
-      const fixture = await prepareRoute(env, { hopCount: 10 });
+      const fixture = await prepareEndpoint(env, { hopCount: 10 });
       const full = planFor(env, fixture);
       assert.equal(full.routeInit.length, 2);
       assert.deepEqual(full.resume, {
@@ -246,7 +246,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('the wallet signs a route-init transaction the service partially signed with the hop keys', async () => {
       const env = await createRouterEnv(variant);
       // The largest route-init transaction, with room left for both compute-budget instructions.
-      const fixture = await prepareRoute(env, { hopCount: 6 });
+      const fixture = await prepareEndpoint(env, { hopCount: 6 });
       const wallet = createNoopSigner(env.wallets.source.address);
       const instruction = createRouteInstruction(env, fixture, { source: wallet });
       const message = pipe(
@@ -276,7 +276,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('route terms and accounts are validated before anything moves', async () => {
       const env = await createRouterEnv(variant);
       const { source, stranger } = env.wallets;
-      const fixture = await prepareRoute(env, { hopCount: 3 });
+      const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const send = (instruction: Instruction) => env.send(source, [instruction]);
       const cases: [Partial<RouteTerms>, Parameters<typeof expectRouterError>[1]][] = [
         [{ hopCount: 2 }, 'InvalidHopCount'],
@@ -293,7 +293,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       for (const [terms, error] of cases)
         expectRouterError(await send(createRouteInstruction(env, fixture, { terms })), error);
 
-      const past = await prepareRoute(env, { hopCount: 3, routeId: 9n });
+      const past = await prepareEndpoint(env, { hopCount: 3, routeId: 9n });
       env.setTime(past.terms.deadlineAt);
       expectRouterError(await send(createRouteInstruction(env, past)), 'InvalidSchedule');
       env.setTime(fixture.terms.firstReleaseAt - 60n);
@@ -334,7 +334,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
       );
 
       expectOk(await send(createRouteInstruction(env, fixture)));
-      const again = await prepareRoute(env, { hopCount: 3 });
+      const again = await prepareEndpoint(env, { hopCount: 3 });
       expectRouterError(await send(createRouteInstruction(env, again)), 'AccountAlreadyInitialized');
       expectRouterError(
         await env.send(stranger, [
@@ -366,7 +366,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('session init checks the steps, the orchestrator and the recipient account', async () => {
       const env = await createRouterEnv(variant);
       const { source, stranger } = env.wallets;
-      const fixture = await prepareRoute(env, { hopCount: 3 });
+      const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const plan = planFor(env, fixture, fixture.hops, false);
       await sendAll(env, [...plan.routeInit]);
       await sendAll(env, [plan.orchestratorInit!], true);
@@ -415,7 +415,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('lamports sent ahead to the route, custody, hop or step addresses cannot block deployment', async () => {
       const env = await createRouterEnv(variant);
       const { stranger } = env.wallets;
-      const fixture = await prepareRoute(env, { hopCount: 3 });
+      const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const targets = [
         fixture.routeAddress,
         fixture.addresses.custody[0],
@@ -463,7 +463,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
         address: fakeConfig,
         programAddress: ROUTER_PROGRAM_ADDRESS === fakeConfig ? fakeConfig : env.mint,
       });
-      const other = await prepareRoute(env, { hopCount: 3, routeId: 5n });
+      const other = await prepareEndpoint(env, { hopCount: 3, routeId: 5n });
       expectRouterError(
         await env.send(source, [createRouteInstruction(env, other, { config: fakeConfig })]),
         'InvalidConfig',

@@ -15,7 +15,7 @@ import {
   deployRoute,
   expectOk,
   expectRouterError,
-  prepareRoute,
+  prepareEndpoint,
   SCREENING_DEPOSIT,
 } from './harness.ts';
 
@@ -82,7 +82,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('CreateRoute holds at most the deposit the source agreed to', async () => {
       const env = await createRouterEnv(variant);
       const { source } = env.wallets;
-      const fixture = await prepareRoute(env, {
+      const fixture = await prepareEndpoint(env, {
         hopCount: 3,
         screeningRequired: true,
         maxDepositLamports: SCREENING_DEPOSIT - 1n,

@@ -453,7 +453,7 @@ export interface RouteFixture {
 }
 
 /** Terms and addresses of a route before anything is sent. */
-export async function prepareRoute(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
+export async function prepareEndpoint(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
   const routeId = options.routeId ?? 1n;
   const now = env.now();
   const intervalSecs = options.intervalSecs ?? 60;
@@ -558,7 +558,7 @@ export function createRouteInstruction(
 
 /** Sends the whole deployment bundle in the API's order, checking every transaction's size. */
 export async function deployRoute(env: RouterEnv, options: RouteOptions): Promise<RouteFixture> {
-  const fixture = await prepareRoute(env, options);
+  const fixture = await prepareEndpoint(env, options);
   const plan = planFixtureDeployment(env, fixture, {
     keeperFundingLamports: options.keeperFundingLamports ?? 1_000_000n,
   });

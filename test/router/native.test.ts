@@ -19,7 +19,7 @@ import {
   expectOk,
   expectRouterError,
   planFixtureDeployment,
-  prepareRoute,
+  prepareEndpoint,
   type RouteFixture,
   type RouterEnv,
   readStep,
@@ -225,7 +225,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     test('the recipient wallet is fixed: creation, session init and the last step refuse any other', async () => {
       const env = await createRouterEnv(variant, { native: true });
       const { source, stranger, recipient } = env.wallets;
-      const fixture = await prepareRoute(env, { hopCount: 3 });
+      const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const create = (terms: Partial<RouteFixture['terms']>) =>
         env.send(source, [createRouteInstruction(env, fixture, { terms })]);
       // A native route names no recipient token account, and its wallet is not the custody.

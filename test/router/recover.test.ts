@@ -20,7 +20,7 @@ import {
   expectOk,
   expectRouterError,
   planFixtureDeployment,
-  prepareRoute,
+  prepareEndpoint,
   type RouteFixture,
   type RouterEnv,
   readOrchestrator,
@@ -147,7 +147,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
           platform: env.lamports(env.config[0]),
           integrator: env.lamports(integrator.address),
         };
-        const fixture = await prepareRoute(env, {
+        const fixture = await prepareEndpoint(env, {
           hopCount: stage.hopCount,
           screeningRequired: stage.screeningRequired ?? false,
         });

@@ -1,0 +1,116 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Clock } from '../../domain/clock.ts';
+import { pingEvent } from '../../domain/events.ts';
+import type { DeliveryStore } from '../../store/deliveries.ts';
+import type { WebhookSender } from '../../webhooks/sender.ts';
+import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../../webhooks/signed-post.ts';
+import { limit } from '../rate-limit.ts';
+import { errorResponses, integerId, pageLimit, pageOffset, paginationSchema } from '../schemas/common.ts';
+import {
+  booleanQuery,
+  deliveryAttemptSchema,
+  deliveryAttemptView,
+  endpointNotFound,
+} from '../schemas/webhook-deliveries.ts';
+
+const params = z.object({ endpointId: integerId });
+
+const listQuery = z
+  .object({
+    success: booleanQuery.optional().describe('Only successful (true) or failed (false) attempts.'),
+    eventId: z.string().min(1).max(64).optional().describe('Only attempts to deliver this event.'),
+    limit: pageLimit,
+    offset: pageOffset,
+  })
+  .strict();
+
+/** `GET /webhooks/{endpointId}/deliveries` and `POST /webhooks/{endpointId}/test`. */
+export async function webhookDeliveryEndpoints(
+  app: FastifyInstance,
+  deps: { deliveries: DeliveryStore; sender: Pick<WebhookSender, 'post'>; clock: Clock },
+) {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    '/webhooks/:endpointId/deliveries',
+    {
+      config: limit('webhookDeliveries'),
+      schema: {
+        tags: ['Webhooks'],
+        operationId: 'listWebhookDeliveries',
+        summary: 'List delivery attempts to an endpoint',
+        description:
+          'Every HTTP attempt to this endpoint (event deliveries, retries, resends and test sends), newest first. `limit` 1 to 100, default 50. An id that is not one of your endpoints is MH_016 with status 404.',
+        params,
+        querystring: listQuery,
+        response: {
+          200: z.object({ items: z.array(deliveryAttemptSchema), pagination: paginationSchema }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const owner = request.auth.owner;
+      const { endpointId } = request.params;
+      const { limit: pageSize, offset, success, eventId } = request.query;
+      const page = await deps.deliveries.listAttempts(
+        owner,
+        endpointId,
+        { succeeded: success, eventId },
+        { limit: pageSize, offset },
+      );
+      if (!page) throw endpointNotFound(endpointId);
+      return {
+        items: page.items.map(deliveryAttemptView),
+        pagination: { total: page.total, limit: pageSize, offset },
+      };
+    },
+  );
+
+  routes.post(
+    '/webhooks/:endpointId/test',
+    {
+      config: limit('testWebhook'),
+      schema: {
+        tags: ['Webhooks'],
+        operationId: 'testWebhook',
+        summary: 'Send a signed test event now',
+        description:
+          'POSTs a signed `ping` event (`data: { url }`) to the endpoint, active or disabled, waits up to 10 s for the answer and reports it. The attempt appears in the delivery log with trigger `test`; no retries follow.',
+        params,
+        response: { 200: deliveryAttemptSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const owner = request.auth.owner;
+      const { endpointId } = request.params;
+      const now = deps.clock.now();
+      const target = await deps.deliveries.sendingTarget(owner, endpointId, now);
+      if (!target) throw endpointNotFound(endpointId);
+      const ping = pingEvent({ url: target.url, isTest: request.auth.isTest, createdAt: now });
+      const eventId = ping.id;
+      const result = await signedPost(deps.sender, {
+        url: target.url,
+        secrets: target.secrets,
+        eventId,
+        eventType: ping.type,
+        body: ping.body,
+        now,
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+      });
+      const logged = await deps.deliveries.recordTestAttempt({
+        endpointId,
+        eventId,
+        eventType: 'ping',
+        attemptedAt: now,
+        succeeded: isDelivered(result),
+        statusCode: result.kind === 'response' ? result.status : null,
+        durationMs: result.durationMs,
+        error: result.kind === 'failed' ? result.error : null,
+      });
+      return deliveryAttemptView(logged);
+    },
+  );
+}
