@@ -217,20 +217,6 @@ export function createDeploymentStore(db: Db, secrets: SecretBox) {
     },
 
     /**
-     * A route that cannot proceed while funds are locked in it (not the one quoted, a deployment
-     * abandoned half-way): `recoverable`, why in `lastError`, what the source can rescue in
-     * `recovery`. Answers the transfer as it is now, also when another process settled it first.
-     */
-    async markRecoverable(
-      tx: Sql,
-      transferId: number,
-      input: { lastError: Reason; recovery: Recovery; now: Date },
-    ): Promise<Transfer> {
-      const move = { name: 'recoverable', lastError: input.lastError, recovery: input.recovery } as const;
-      return (await applyMove(tx, transferId, move, input.now)) ?? read(tx, transferId);
-    },
-
-    /**
      * Prepared transfers due for a look at the chain, each claimed for `leaseMs` (so several
      * processes share the work and a crashed one's claim lapses), oldest check first.
      */

@@ -198,22 +198,6 @@ export function createHopStore(db: Db, secrets: SecretBox) {
         { name: 'failed', lastError: input.lastError, recovery: input.recovery },
         input.now,
       ),
-
-    /**
-     * The route cannot proceed for another reason (screening flagged it, its deadline passed):
-     * status `failed`, phase `recoverable`.
-     */
-    markRecoverable: (
-      tx: Sql,
-      transferId: number,
-      input: { lastError: Reason; recovery: Recovery; now: Date },
-    ) =>
-      applyMove(
-        tx,
-        transferId,
-        { name: 'recoverable', lastError: input.lastError, recovery: input.recovery },
-        input.now,
-      ),
   };
 }
 

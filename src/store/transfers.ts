@@ -4,6 +4,7 @@ import { TRANSITIONS } from '../domain/lifecycle.ts';
 import type { NewQuote } from '../domain/quote.ts';
 import {
   FUNDING_STRATEGY,
+  type Recovery,
   supportBundleIdFrom,
   type Transfer,
   type TransferStatus,
@@ -12,7 +13,7 @@ import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import { readPage } from './paging.ts';
 import { type TransferRow, toTransfer } from './transfer-rows.ts';
-import { applyMove } from './transitions.ts';
+import { applyMove, type Reason } from './transitions.ts';
 
 /** The outcome of a create: a new quote, the existing one for a repeated externalId, or a conflict. */
 export type CreateQuoteResult =
@@ -130,6 +131,23 @@ export function createTransferStore(db: Db) {
         [id, owner.integrationId, owner.mode],
       );
       return rows[0] ? toTransfer(rows[0]) : null;
+    },
+
+    /**
+     * The route cannot proceed (other terms than quoted, abandoned half-deployed, flagged by
+     * screening, past its deadline): status `failed`, phase `recoverable`. Returns the transfer as
+     * it now is, moved or not (a transfer already past the phases allowed is left as it is).
+     */
+    async markRecoverable(
+      tx: Sql,
+      transferId: number,
+      input: { lastError: Reason; recovery: Recovery; now: Date },
+    ): Promise<Transfer> {
+      const move = { name: 'recoverable', lastError: input.lastError, recovery: input.recovery } as const;
+      const moved = await applyMove(tx, transferId, move, input.now);
+      if (moved) return moved;
+      const { rows } = await tx.query<TransferRow>('SELECT * FROM transfers WHERE id = $1', [transferId]);
+      return toTransfer(rows[0]!);
     },
 
     /** The transfer of this owner with this externalId, or null. */

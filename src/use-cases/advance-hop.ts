@@ -46,6 +46,7 @@ import { hopRetryDelayMs } from '../domain/route.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, HopStore, StoredHopTransaction } from '../store/hops.ts';
+import type { TransferStore } from '../store/transfers.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
 /** What screening a route before its first hop decided (see src/use-cases/screening.ts). */
@@ -60,6 +61,7 @@ export interface KeeperDeps {
     SignatureStatusReader &
     TransactionSender;
   hops: HopStore;
+  transfers: Pick<TransferStore, 'markRecoverable'>;
   programAddress: Address;
   /** Screens a route that awaits its verdict, and records the verdict on chain. */
   screen(transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome>;
@@ -237,7 +239,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     const recovery = recoveryOf(await readRoute(deps.chain, deps.programAddress, transfer), chainNow);
     const now = deps.clock.now();
     await deps.db.transaction((tx) =>
-      deps.hops.markRecoverable(tx, id, {
+      deps.transfers.markRecoverable(tx, id, {
         lastError: {
           code: 'MH_031',
           message: `The route passed its deadline before hop ${transfer.hopsCompleted + 1} of ${transfer.hops} could run; the source can rescue everything it holds.`,

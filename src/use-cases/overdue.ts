@@ -4,12 +4,14 @@ import type { Clock } from '../domain/clock.ts';
 import type { Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { HopStore } from '../store/hops.ts';
+import type { TransferStore } from '../store/transfers.ts';
 import { type RecoveryRead, type RoutedTransfer, readRecovery } from './recovery.ts';
 
 export interface OverdueDeps {
   db: Pick<Db, 'transaction'>;
   chain: AccountReader & ClockReader;
-  hops: Pick<HopStore, 'markFailed' | 'markRecoverable'>;
+  hops: Pick<HopStore, 'markFailed'>;
+  transfers: Pick<TransferStore, 'markRecoverable'>;
   programAddress: Address;
   clock: Clock;
 }
@@ -49,6 +51,10 @@ export async function settleOverdueRoute(
       ? 'Compliance screening flagged this route: it will not execute and its screening deposit is forfeited. The source can rescue its tokens.'
       : `The route passed its deadline (${iso(deadlineAt!)}) before its last hop ran, so it can no longer finish. The source can rescue everything it holds.`;
   return deps.db.transaction((tx) =>
-    deps.hops.markRecoverable(tx, transfer.id, { lastError: { code: 'MH_031', message }, recovery, now }),
+    deps.transfers.markRecoverable(tx, transfer.id, {
+      lastError: { code: 'MH_031', message },
+      recovery,
+      now,
+    }),
   );
 }

@@ -4,6 +4,7 @@ import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { DeploymentStore } from '../store/deployments.ts';
+import type { TransferStore } from '../store/transfers.ts';
 import { deploymentState } from './confirm.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 import { refuseUnquotedRoute, returnKeeperLamports } from './unquoted.ts';
@@ -15,6 +16,7 @@ export interface ReconcileDeps {
   db: Pick<Db, 'transaction'>;
   chain: AccountReader & ClockReader & TransactionChain;
   deployments: DeploymentStore;
+  transfers: Pick<TransferStore, 'markRecoverable'>;
   programAddress: Parameters<typeof readRoute>[1];
   clock: Clock;
 }
@@ -58,7 +60,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
   if (state.kind === 'unquoted') {
     const refused = await refuseUnquotedRoute(deps, deployed, state.difference);
     return deps.db.transaction((tx) =>
-      deps.deployments.markRecoverable(tx, id, { ...refused, now: deps.clock.now() }),
+      deps.transfers.markRecoverable(tx, id, { ...refused, now: deps.clock.now() }),
     );
   }
   if (state.kind === 'partial') {
@@ -69,9 +71,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
       code: 'MH_031',
       message: `The route's deployment was left unfinished ${ABANDONED_AFTER_MS / 60_000} minutes past the quote's expiry; rescue returns everything it holds to the source.`,
     };
-    return deps.db.transaction((tx) =>
-      deps.deployments.markRecoverable(tx, id, { lastError, recovery, now }),
-    );
+    return deps.db.transaction((tx) => deps.transfers.markRecoverable(tx, id, { lastError, recovery, now }));
   }
   if (!abandoned) {
     if (transfer.phase !== 'quoted' || snapshot.keeper.lamports < deployed.route.keeperFundingLamports)

@@ -8,6 +8,7 @@ import type { Platform } from '../platform/platform.ts';
 import { sendAndConfirm, type TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { HopStore } from '../store/hops.ts';
+import type { TransferStore } from '../store/transfers.ts';
 import type { ScreeningOutcome } from './advance-hop.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
@@ -30,7 +31,7 @@ export function createRouteScreening(deps: {
   db: Pick<Db, 'transaction'>;
   chain: AccountReader & ClockReader & TransactionChain;
   platform: Pick<Platform, 'programAddress' | 'configAddress' | 'screeningAuthority'>;
-  hops: Pick<HopStore, 'markRecoverable'>;
+  transfers: Pick<TransferStore, 'markRecoverable'>;
   clock: Clock;
 }) {
   /**
@@ -73,7 +74,7 @@ export function createRouteScreening(deps: {
     const recovery = recoveryOf(snapshot, (await deps.chain.getClock()).unixTimestamp);
     const now = deps.clock.now();
     await deps.db.transaction((tx) =>
-      deps.hops.markRecoverable(tx, transfer.id, {
+      deps.transfers.markRecoverable(tx, transfer.id, {
         lastError: {
           code: 'MH_031',
           message:

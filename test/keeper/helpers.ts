@@ -19,6 +19,7 @@ import type { RouteRecord, Transfer } from '../../src/domain/transfer.ts';
 import { createListScreening } from '../../src/screening/providers.ts';
 import type { HopStore } from '../../src/store/hops.ts';
 import { type TransferRow, toTransfer } from '../../src/store/transfer-rows.ts';
+import type { TransferStore } from '../../src/store/transfers.ts';
 import { readRoute } from '../../src/use-cases/route-reads.ts';
 import { createRouteScreening, type ScreeningProvider } from '../../src/use-cases/screening.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
@@ -27,7 +28,7 @@ import { deployRoute, type QuotedRoute, quoteRoute, tokenBalance } from '../help
 
 /**
  * A keeper worker over a test app's database, store and platform, built as the service builds it,
- * with the chain, screening provider or keeper store a test gives; it keeps its log lines and
+ * with the chain, screening provider, hop store or transfer store a test gives; it keeps its log lines and
  * metrics for the test to read.
  */
 export function keeperWorker(
@@ -36,6 +37,7 @@ export function keeperWorker(
     chain?: Chain;
     screening?: ScreeningProvider;
     store?: HopStore;
+    transfers?: Pick<TransferStore, 'markRecoverable'>;
     concurrency?: number;
   } = {},
 ) {
@@ -43,18 +45,20 @@ export function keeperWorker(
   const metrics = new Registry();
   const chain = options.chain ?? t.chain.chain;
   const store = options.store ?? t.store.hops;
+  const transfers = options.transfers ?? t.store.transfers;
   const worker = createKeeperWorker({
     db: t.database.db,
     listen: t.database.db,
     chain,
     hops: store,
+    transfers,
     programAddress: t.platform.programAddress,
     screen: createRouteScreening({
       provider: options.screening ?? createListScreening([]),
       db: t.database.db,
       chain,
       platform: t.platform,
-      hops: store,
+      transfers,
       clock: t.clock,
     }),
     clock: t.clock,

@@ -196,8 +196,7 @@ describe('screening with the deny-list provider', () => {
     const platformBefore = await lamports(t, t.platform.configAddress);
     const failing = keeperWorker(t, {
       screening: provider,
-      store: {
-        ...t.store.hops,
+      transfers: {
         markRecoverable: async () => {
           throw new Error('the database connection was lost');
         },

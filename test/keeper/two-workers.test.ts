@@ -61,6 +61,7 @@ describe('two keeper workers on one database', () => {
           return routes;
         },
       },
+      transfers: store.transfers,
       programAddress: t.platform.programAddress,
       screen: async () => {
         throw new Error('these routes are not screened');

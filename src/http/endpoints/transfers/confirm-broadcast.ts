@@ -162,7 +162,7 @@ export async function confirmBroadcastEndpoint(
               now: now(),
             })) ?? (await deps.deployments.addSignatures(tx, transfer.id, signatures, now()));
         } else if (refused) {
-          current = await deps.deployments.markRecoverable(tx, transfer.id, { ...refused, now: now() });
+          current = await deps.transfers.markRecoverable(tx, transfer.id, { ...refused, now: now() });
         } else if (state.kind === 'partial') {
           current = await deps.deployments.recordDeploying(tx, transfer.id, now());
         }
