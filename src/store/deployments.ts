@@ -1,11 +1,11 @@
 import type { Address } from '@solana/kit';
 import type { RouteSchedule } from '../domain/route.ts';
 import type { PreparedRouteTerms } from '../domain/route-terms.ts';
-import type { Recovery, Transfer, TransferSignatures } from '../domain/transfer.ts';
+import type { Transfer, TransferSignatures } from '../domain/transfer.ts';
 import type { Db, Sql } from './db.ts';
 import type { SecretBox } from './secret-box.ts';
 import { type TransferRow, toTransfer } from './transfer-rows.ts';
-import { applyMove, type Reason, type VerifiedSignatures } from './transitions.ts';
+import { applyMove, type VerifiedSignatures } from './transitions.ts';
 
 /** A keeper's private key from its sealed column. */
 export function openKeeperKey(secrets: SecretBox, sealed: string): Uint8Array {

@@ -1,12 +1,18 @@
 import type { Address } from '@solana/kit';
 import type { MintLookup } from '../chain/quote-reads.ts';
+import type { Clock } from '../domain/clock.ts';
 import { AppError, issueError } from '../domain/errors.ts';
 import { type FeeQuote, type FeeSchedule, mergeFeeSchedule, quoteFees } from '../domain/fees.ts';
-import type { IntegrationSettings } from '../domain/integration.ts';
-import type { SolCosts } from '../domain/sol-costs.ts';
+import type { IntegrationSettings, Owner } from '../domain/integration.ts';
+import { buildQuote, type CreateRequest, resolveCreateTerms } from '../domain/quote.ts';
+import { type SolCosts, summariseSolCosts } from '../domain/sol-costs.ts';
+import type { Transfer } from '../domain/transfer.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
 import type { PriceQuote } from '../prices/types.ts';
 import { NATIVE_SOL_MINT } from '../prices/types.ts';
+import type { TransferStore } from '../store/transfers.ts';
+import type { Commit } from './commit.ts';
+import { dependencyDeadline } from './deadline.ts';
 
 /** Looks a mint up on chain; throws when the chain cannot answer. */
 export interface MintLookupReader {
@@ -49,14 +55,6 @@ export interface PricedRequest {
  * The rent-exempt minimum of an empty account, the same on every cluster.
  */
 const MIN_NATIVE_DELIVERY_LAMPORTS = 890_880n;
-
-/** How long a request waits for the chain and price sources before answering MH_091. */
-const DEPENDENCY_DEADLINE_MS = 8_000;
-
-/** A signal that fires when a request has waited long enough for its dependencies. */
-export function dependencyDeadline(): AbortSignal {
-  return AbortSignal.timeout(DEPENDENCY_DEADLINE_MS);
-}
 
 /**
  * Decimals per decision C4: the mint on chain decides; a given `tokenDecimals` must agree with it;
@@ -135,4 +133,81 @@ export async function priceRequest(
     );
   }
   return { decimals, hops, price, fees: quoted.value };
+}
+
+/** A fee estimate: the transfer priced, and the SOL the source needs up front. */
+export interface Estimate {
+  priced: PricedRequest;
+  sol: ReturnType<typeof summariseSolCosts>;
+}
+
+/** Estimate: fees in tokens and SOL for an integration, without creating anything. */
+export async function estimateFees(
+  deps: PricingDeps & { solCosts: SolCostEstimator },
+  settings: IntegrationSettings,
+  input: PricingInput,
+): Promise<Estimate> {
+  const signal = dependencyDeadline();
+  const priced = await priceRequest(deps, settings, input, signal);
+  const costs = await deps.solCosts.estimate(
+    { hops: priced.hops, protocolFlatFeeLamports: priced.fees.totalFlatFeeLamports, mint: input.tokenMint },
+    signal,
+  );
+  return { priced, sol: summariseSolCosts(costs) };
+}
+
+export type CreateQuoteDeps = PricingDeps & {
+  transfers: Pick<TransferStore, 'matchExternalId' | 'insertQuote'>;
+  clock: Clock;
+  quoteTtlMs: number;
+};
+
+/**
+ * Create: a quote with its pricing locked until `expiresAt`. A create repeating an `externalId`
+ * with the same parameters answers the existing transfer before pricing again (which could fail or
+ * differ); other parameters are MH_033.
+ */
+export async function createQuote<R>(
+  deps: CreateQuoteDeps,
+  caller: { owner: Owner; settings: IntegrationSettings },
+  request: CreateRequest & { externalId?: string | undefined },
+  commit: Commit<Transfer, R>,
+): Promise<R> {
+  const { owner, settings } = caller;
+  const terms = resolveCreateTerms(request, settings);
+  if (!terms.ok) throw issueError(terms.error);
+  const externalId = request.externalId ?? null;
+  const repeated = await deps.transfers.matchExternalId(owner, externalId, terms.value.fingerprint);
+  if (repeated?.kind === 'existing') return commit(async () => repeated.transfer);
+  if (repeated?.kind === 'conflict') throw duplicate(externalId);
+
+  const priced = await priceRequest(
+    deps,
+    settings,
+    { ...request, hops: terms.value.hops },
+    dependencyDeadline(),
+  );
+  const quote = buildQuote({
+    terms: terms.value,
+    decimals: priced.decimals,
+    price: priced.price,
+    fees: priced.fees,
+    quotedAt: deps.clock.now(),
+    ttlMs: deps.quoteTtlMs,
+  });
+  if (!quote.ok) throw issueError(quote.error);
+  return commit(async (tx) => {
+    const result = await deps.transfers.insertQuote(tx, owner, quote.value);
+    if (result.kind === 'conflict') throw duplicate(externalId);
+    return result.transfer;
+  });
+}
+
+/** MH_033: the externalId names a transfer with other parameters. */
+function duplicate(externalId: string | null) {
+  return new AppError(
+    'MH_033',
+    `A transfer with externalId "${externalId}" already exists with different parameters. Use a new externalId or repeat the original request exactly.`,
+    { param: 'externalId' },
+  );
 }

@@ -5,7 +5,7 @@ import type { TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { DeploymentStore } from '../store/deployments.ts';
 import type { TransferStore } from '../store/transfers.ts';
-import { deploymentState } from './confirm.ts';
+import { deploymentState, takeOver } from './confirm.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 import { refuseUnquotedRoute, returnKeeperLamports } from './unquoted.ts';
 
@@ -47,15 +47,7 @@ export async function reconcileDeployment(deps: ReconcileDeps, transfer: Transfe
       sessionInit: transfer.signatures.sessionInit,
       orchestrator: deployed.route.orchestratorSignature,
     };
-    return deps.db.transaction(
-      async (tx) =>
-        (await deps.deployments.takeOver(tx, id, {
-          signatures,
-          schedule: state.schedule,
-          keeperDueAt: state.keeperDueAt,
-          now,
-        })) ?? (await deps.deployments.addSignatures(tx, id, signatures, now)),
-    );
+    return deps.db.transaction((tx) => takeOver(deps.deployments, tx, id, { state, signatures, now }));
   }
   if (state.kind === 'unquoted') {
     const refused = await refuseUnquotedRoute(deps, deployed, state.difference);

@@ -1,46 +1,27 @@
 import {
   type Address,
-  createKeyPairSignerFromPrivateKeyBytes,
-  createNoopSigner,
-  generateKeyPairSigner,
   getBase58Encoder,
   getBase64Encoder,
   getPublicKeyFromAddress,
   getTransactionDecoder,
-  type Instruction,
   type Signature,
   signatureBytes,
   verifySignature,
 } from '@solana/kit';
-import { getCreateAccountInstruction } from '@solana-program/system';
-import {
-  findAssociatedTokenPda,
-  getCloseAccountInstruction,
-  getInitializeAccount3Instruction,
-  TOKEN_PROGRAM_ADDRESS,
-} from '@solana-program/token';
-import { isNativeMint, TOKEN_ACCOUNT_SIZE } from '../chain/router/accounts.ts';
-import { planRecovery } from '../chain/router/bundle.ts';
-import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import { findRouteAddresses, type RouteAddresses } from '../chain/router/pda.ts';
 import { computeRecovery, type RecoveryFigures, type RouteSnapshot } from '../chain/router/recovery.ts';
-import type {
-  AccountReader,
-  BlockhashLifetime,
-  BlockhashReader,
-  CallOptions,
-  ClockReader,
-  RentReader,
-  TransactionReader,
-  TransactionSimulator,
-} from '../chain/types.ts';
+import type { AccountReader, CallOptions, ClockReader } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Recovery, RecoveryKind, RouteRecord, Transfer } from '../domain/transfer.ts';
-import type { Platform } from '../platform/platform.ts';
-import type { DeploymentStore } from '../store/deployments.ts';
-import { buildTransaction, bundlePrice, type PriorityFeeReader } from './prepare.ts';
-import { readMaybeAccounts, readRoute, recoveryOf } from './route-reads.ts';
-import { landedTransaction, type SignatureProblem } from './signatures.ts';
+import type { Owner } from '../domain/integration.ts';
+import {
+  type Recovery,
+  type RecoveryKind,
+  type RouteRecord,
+  reportsRecovery,
+  type Transfer,
+} from '../domain/transfer.ts';
+import { dependencyDeadline } from './deadline.ts';
+import { readRoute, recoveryOf } from './route-reads.ts';
 
 /*
  * Rescue and rent reclaim of a transfer's route through the API: what the chain holds now, the
@@ -86,124 +67,20 @@ export async function readRecovery(
   };
 }
 
-/** The transfer with its `recovery` figures read from the chain now (they move whenever anyone sends to a route account). */
-export async function withCurrentRecovery(
-  chain: AccountReader & ClockReader,
-  programAddress: Address,
-  transfer: Transfer,
-  options: CallOptions = {},
-): Promise<Transfer> {
-  if (!transfer.route) return transfer;
-  const { recovery } = await readRecovery(chain, programAddress, transfer as RoutedTransfer, options);
-  return { ...transfer, recovery };
-}
-
-export interface RecoveryBundleDeps {
-  chain: AccountReader & BlockhashReader & RentReader & TransactionSimulator & PriorityFeeReader;
-  deployments: Pick<DeploymentStore, 'keeperPrivateKey'>;
-  platform: Pick<Platform, 'programAddress' | 'priorityFeeCapMicroLamportsPerCu'>;
-  /** The least compute-unit price of a prepared transaction (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
-  priorityFeeFloorMicroLamportsPerCu: bigint;
-}
-
-/** One transaction of a rescue or reclaim bundle: the source signs and pays; `partialSigners` signed already. */
-export interface RecoveryTransaction {
-  base64: string;
-  partialSigners: Address[];
-}
-
 /**
- * The transactions that return everything a recovery of `kind` finds on chain to the source:
- * every live account of the route closed (its tokens moved to the source's token account first),
- * the route with the last of them, the source's orchestrator config when no other route of the
- * source is open, and the keeper's whole balance swept back (signed here with the keeper's key, so
- * the source's wallet, the fee payer, adds the only missing signature). The source's token account
- * is created when tokens must go back and it has none. On native SOL the wrapped SOL goes to a
- * fresh token account of the source's that the same transaction closes again, so it arrives as
- * SOL whatever wrapped-SOL account the source holds.
+ * The transfer as a read answers it: in the phases that report `recovery`, its figures are read
+ * from the chain now (anyone may send lamports or tokens to a route account or a keeper, and the
+ * figures are what a rescue or a reclaim would return now).
  */
-export async function buildRecoveryBundle(
-  deps: RecoveryBundleDeps,
-  transfer: RoutedTransfer,
-  kind: RecoveryKind,
-  read: RecoveryRead,
-  options: CallOptions = {},
-): Promise<{ transactions: RecoveryTransaction[]; lifetime: BlockhashLifetime }> {
-  const source = transfer.sourceOwner;
-  const { snapshot, addresses } = read;
-  // The route's own mint: a route deployed with other terms than quoted is rescued as it is.
-  const mint = snapshot.route?.data.mint ?? transfer.tokenMint;
-  const tokensBack = snapshot.tokenAccounts.some((account) => account.amount > 0n);
-  const unwrap = tokensBack && isNativeMint(mint);
-  const [[sourceAta], lifetime, price, keeperKey, holder, tokenRent] = await Promise.all([
-    findAssociatedTokenPda({ owner: source, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }),
-    deps.chain.getLatestBlockhash(options),
-    bundlePrice(deps, [source, snapshot.routeAddress], options),
-    deps.deployments.keeperPrivateKey(transfer.id),
-    unwrap ? generateKeyPairSigner() : null,
-    unwrap ? deps.chain.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE, options) : 0n,
-  ]);
-  const [sourceAtaAccount] = await readMaybeAccounts(deps.chain, [sourceAta], options);
-  const keeper = await createKeyPairSignerFromPrivateKeyBytes(keeperKey!);
-  const sourceSigner = createNoopSigner(source);
-  const openSourceAta = tokensBack && !unwrap && !sourceAtaAccount?.exists;
-  const accounts = kind === 'rescue' ? read.figures.rescuableAccounts : read.figures.reclaimableAccounts;
-  const sweep = snapshot.keeper.lamports;
-  const groups: Instruction[][] = planRecovery({
-    kind,
-    source: sourceSigner,
-    routeAddress: snapshot.routeAddress,
-    route: snapshot.route?.data ?? null,
-    orchestrator: addresses.orchestrator[0],
-    steps: snapshot.stepAddresses,
-    sourceToken: holder?.address ?? sourceAta,
-    ...(openSourceAta ? { createSourceTokenAccount: { mint } } : {}),
-    closeOrchestrator: accounts.some((account) => account.kind === 'orchestrator_config'),
-    keeperSweep: { keeper, lamports: sweep },
-    programAddress: deps.platform.programAddress,
+export async function withCurrentRecovery(
+  deps: { chain: AccountReader & ClockReader; programAddress: Address },
+  transfer: Transfer,
+): Promise<Transfer> {
+  if (!transfer.route || !reportsRecovery(transfer.phase)) return transfer;
+  const { recovery } = await readRecovery(deps.chain, deps.programAddress, transfer as RoutedTransfer, {
+    signal: dependencyDeadline(),
   });
-  // Token accounts close first and all fit the first transaction, so the tokens arrive there.
-  if (holder) {
-    groups[0]!.unshift(
-      getCreateAccountInstruction({
-        payer: sourceSigner,
-        newAccount: holder,
-        lamports: BigInt(tokenRent),
-        space: TOKEN_ACCOUNT_SIZE,
-        programAddress: TOKEN_PROGRAM_ADDRESS,
-      }),
-      getInitializeAccount3Instruction({ account: holder.address, mint, owner: source }),
-    );
-    groups[0]!.push(
-      getCloseAccountInstruction({ account: holder.address, destination: source, owner: sourceSigner }),
-    );
-  }
-  const transactions = await Promise.all(
-    groups.map(async (instructions, index) => {
-      const first = index === 0;
-      const built = await buildTransaction(
-        deps,
-        {
-          name: `${kind === 'rescue' ? 'rescueTxs' : 'reclaimTxs'}[${index}]`,
-          feePayer: source,
-          instructions,
-          version: 0,
-          lifetime,
-          microLamportsPerCu: price,
-        },
-        COMPUTE_UNIT_LIMITS.recovery +
-          (first && (openSourceAta || holder) ? COMPUTE_UNIT_LIMITS.createTokenAccount : 0) +
-          (first && holder ? COMPUTE_UNIT_LIMITS.closeTokenAccount : 0),
-        options,
-      );
-      const partialSigners = [
-        ...(first && holder ? [holder.address] : []),
-        ...(sweep > 0n && index === groups.length - 1 ? [keeper.address] : []),
-      ];
-      return { base64: built.base64, partialSigners };
-    }),
-  );
-  return { transactions, lifetime };
+  return { ...transfer, recovery };
 }
 
 /**
@@ -230,15 +107,6 @@ export async function matchBundleSignatures(
       return -1;
     }),
   );
-}
-
-/** Whether a transaction landed and succeeded on chain (null), or why not. */
-export async function landedProblem(
-  chain: TransactionReader,
-  signature: Signature,
-  options: CallOptions = {},
-): Promise<SignatureProblem | null> {
-  return (await landedTransaction(chain, signature, options)).problem;
 }
 
 const PHASE_HINTS: Partial<Record<Transfer['phase'], Record<RecoveryKind, string>>> = {
@@ -273,3 +141,12 @@ export function recoveryNotAllowed(transfer: Transfer, kind: RecoveryKind): AppE
     { param: 'transferId' },
   );
 }
+
+/** The owner of a transfer, to read it again as its owner would. */
+export const ownerOf = (transfer: Transfer): Owner => ({
+  integrationId: transfer.integrationId,
+  mode: transfer.mode,
+});
+
+/** Unique signatures in the order given: a signature reported twice counts once. */
+export const unique = (signatures: readonly Signature[]) => [...new Set(signatures)];

@@ -7,7 +7,6 @@ import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Platform } from '../platform/platform.ts';
 import { sendAndConfirm, type TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
-import type { HopStore } from '../store/hops.ts';
 import type { TransferStore } from '../store/transfers.ts';
 import type { ScreeningOutcome } from './advance-hop.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';

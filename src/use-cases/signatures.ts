@@ -30,3 +30,12 @@ export async function landedTransaction(
   }
   return { transaction, problem: null };
 }
+
+/** Whether a transaction landed and succeeded on chain (null), or why not. */
+export async function landedProblem(
+  chain: TransactionReader,
+  signature: Signature,
+  options: CallOptions = {},
+): Promise<SignatureProblem | null> {
+  return (await landedTransaction(chain, signature, options)).problem;
+}

@@ -1,13 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { summariseSolCosts } from '../../../domain/sol-costs.ts';
 import { lamportsToJson } from '../../../domain/transfer-view.ts';
-import {
-  dependencyDeadline,
-  type PricingDeps,
-  priceRequest,
-  type SolCostEstimator,
-} from '../../../use-cases/quote.ts';
+import { estimateFees, type PricingDeps, type SolCostEstimator } from '../../../use-cases/quote.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { estimateBody, feeEstimateSchema, pricingFieldErrors } from '../../schemas/transfers.ts';
@@ -32,19 +26,8 @@ export async function estimateEndpoint(
       },
     },
     async (request) => {
-      const signal = dependencyDeadline();
-      const priced = await priceRequest(deps, request.auth.settings, request.body, signal);
+      const { priced, sol } = await estimateFees(deps, request.auth.settings, request.body);
       const { fees } = priced;
-      const sol = summariseSolCosts(
-        await deps.solCosts.estimate(
-          {
-            hops: priced.hops,
-            protocolFlatFeeLamports: fees.totalFlatFeeLamports,
-            mint: request.body.tokenMint,
-          },
-          signal,
-        ),
-      );
       return {
         tier: fees.tier,
         percentFeeBps: fees.percentFeeBps,

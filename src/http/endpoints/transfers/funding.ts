@@ -1,25 +1,16 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../../../domain/errors.ts';
-import type { Transfer } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
-import type { OverdueDeps } from '../../../use-cases/overdue.ts';
-import { type ReconcileDeps, reconcileDeployment } from '../../../use-cases/reconcile.ts';
-import { refreshFromChain } from '../../../use-cases/refresh.ts';
+import { awaitDeployment, type RefreshDeps, refreshFromChain } from '../../../use-cases/refresh.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, integerId, noBody } from '../../schemas/common.ts';
 import { transferSchema } from '../../schemas/transfers.ts';
-import { notFound } from './get-transfer.ts';
+import { loadTransfer } from './get-transfer.ts';
 
 const params = z.object({ transferId: integerId });
 const response = { 200: z.object({ transfer: transferSchema }), ...errorResponses };
-
-/** Statuses a transfer reaches once its deployment is over, one way or another. */
-const settledDeployment = (transfer: Transfer) =>
-  transfer.status !== 'quote' && transfer.status !== 'awaiting_signature';
 
 /**
  * `POST /transfers/{id}/funding/refresh` (the transfer as the chain shows it now) and
@@ -27,15 +18,10 @@ const settledDeployment = (transfer: Transfer) =>
  */
 export async function fundingEndpoints(
   app: FastifyInstance,
-  deps: ReconcileDeps & OverdueDeps & { transfers: TransferStore; fundingPollMs?: number },
+  deps: RefreshDeps & { transfers: TransferStore; fundingPollMs?: number },
 ) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const pollMs = deps.fundingPollMs ?? 1_000;
-  const load = async (owner: Parameters<TransferStore['get']>[0], id: number) => {
-    const transfer = await deps.transfers.get(owner, id);
-    if (!transfer) throw notFound(`No transfer with id ${id}.`, 'transferId');
-    return transfer;
-  };
 
   routes.post(
     '/transfers/:transferId/funding/refresh',
@@ -53,10 +39,8 @@ export async function fundingEndpoints(
       },
     },
     async (request) => {
-      const { owner } = request.auth;
-      const transfer = await load(owner, request.params.transferId);
-      const refreshed = await refreshFromChain(deps, transfer, () => load(owner, transfer.id));
-      return { transfer: transferView(refreshed) };
+      const transfer = await loadTransfer(deps.transfers, request.auth.owner, request.params.transferId);
+      return { transfer: transferView(await refreshFromChain(deps, transfer)) };
     },
   );
 
@@ -80,31 +64,9 @@ export async function fundingEndpoints(
       },
     },
     async (request) => {
-      const deadline = Date.now() + request.body.timeoutSeconds * 1000;
-      let transfer = await load(request.auth.owner, request.params.transferId);
-      if (transfer.status === 'quote') {
-        throw new AppError(
-          'MH_035',
-          `Transfer ${transfer.id} has no prepared bundle yet: call prepare first.`,
-          {
-            param: 'transferId',
-          },
-        );
-      }
-      // Between looks at the chain nothing is held: no database connection, no lock.
-      for (;;) {
-        transfer = await reconcileDeployment(deps, transfer);
-        if (settledDeployment(transfer)) return { transfer: transferView(transfer) };
-        const left = deadline - Date.now();
-        if (left <= 0) break;
-        await sleep(Math.min(pollMs, left));
-        transfer = await load(request.auth.owner, transfer.id);
-      }
-      throw new AppError(
-        'MH_032',
-        `The route of transfer ${transfer.id} was not deployed and funded within ${request.body.timeoutSeconds} s. Broadcast the prepared bundle, then call again.`,
-        { param: 'timeoutSeconds' },
-      );
+      const transfer = await loadTransfer(deps.transfers, request.auth.owner, request.params.transferId);
+      const wait = { timeoutSeconds: request.body.timeoutSeconds, pollMs };
+      return { transfer: transferView(await awaitDeployment(deps, transfer, wait)) };
     },
   );
 }

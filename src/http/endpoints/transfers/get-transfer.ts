@@ -4,32 +4,28 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AccountReader, ClockReader } from '../../../chain/types.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { reportsRecovery, type Transfer } from '../../../domain/transfer.ts';
+import type { Owner } from '../../../domain/integration.ts';
+import type { Transfer } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
-import { dependencyDeadline } from '../../../use-cases/quote.ts';
 import { withCurrentRecovery } from '../../../use-cases/recovery.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
 import { transferSchema } from '../../schemas/transfers.ts';
 
 /**
- * `GET /transfers/{transferId}` and `GET /transfers/by-external/{externalId}`. In the phases that
- * report `recovery`, its figures are read from the chain at the time of the request: anyone may
- * send lamports or tokens to a route account or a keeper, and the figures are what a rescue or a
- * reclaim would return now (the stored ones answer when the chain cannot).
+ * `GET /transfers/{transferId}` and `GET /transfers/by-external/{externalId}`, with `recovery`
+ * figures read from the chain now.
  */
 export async function getTransferEndpoints(
   app: FastifyInstance,
   deps: { transfers: TransferStore; chain: AccountReader & ClockReader; programAddress: Address },
 ) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  // The stored figures answer when the chain cannot.
   const current = async (request: FastifyRequest, transfer: Transfer) => {
-    if (!reportsRecovery(transfer.phase)) return transfer;
     try {
-      return await withCurrentRecovery(deps.chain, deps.programAddress, transfer, {
-        signal: dependencyDeadline(),
-      });
+      return await withCurrentRecovery(deps, transfer);
     } catch (error) {
       request.log.warn({ err: error, transferId: transfer.id }, 'reading the recovery figures failed');
       return transfer;
@@ -81,4 +77,15 @@ export async function getTransferEndpoints(
 /** MH_030 naming the path parameter that was looked up; also for transfers of another integration or mode. */
 export function notFound(message: string, param: 'transferId' | 'externalId') {
   return new AppError('MH_030', message, { param });
+}
+
+/** The owner's transfer with this id, or MH_030. */
+export async function loadTransfer(
+  transfers: Pick<TransferStore, 'get'>,
+  owner: Owner,
+  id: number,
+): Promise<Transfer> {
+  const transfer = await transfers.get(owner, id);
+  if (!transfer) throw notFound(`No transfer with id ${id}.`, 'transferId');
+  return transfer;
 }

@@ -1,20 +1,8 @@
-import type { Signature } from '@solana/kit';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../../../domain/errors.ts';
-import { allowsRecovery } from '../../../domain/transfer.ts';
 import { lamportsToJson } from '../../../domain/transfer-view.ts';
-import type { TransferStore } from '../../../store/transfers.ts';
-import { dependencyDeadline } from '../../../use-cases/quote.ts';
-import {
-  buildRecoveryBundle,
-  landedProblem,
-  matchBundleSignatures,
-  type RoutedTransfer,
-  readRecovery,
-  recoveryNotAllowed,
-} from '../../../use-cases/recovery.ts';
+import { confirmReclaim, prepareReclaim } from '../../../use-cases/reclaim.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, noBody } from '../../schemas/common.ts';
 import {
@@ -22,8 +10,8 @@ import {
   reclaimConfirmResponseSchema,
   signatureInput,
 } from '../../schemas/transfers.ts';
-import { notFound } from './get-transfer.ts';
-import { params, type RecoveryEndpointDeps, unique } from './rescue.ts';
+import { loadTransfer } from './get-transfer.ts';
+import { params, type RecoveryEndpointDeps } from './rescue.ts';
 
 /**
  * `POST /transfers/{id}/reclaim-rent/prepare` (the bundle that returns the rent of a route that
@@ -32,15 +20,6 @@ import { params, type RecoveryEndpointDeps, unique } from './rescue.ts';
  */
 export async function reclaimRentEndpoints(app: FastifyInstance, deps: RecoveryEndpointDeps) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const load = async (owner: Parameters<TransferStore['get']>[0], id: number) => {
-    const transfer = await deps.transfers.get(owner, id);
-    if (!transfer) throw notFound(`No transfer with id ${id}.`, 'transferId');
-    if (!transfer.route || !allowsRecovery('reclaim', transfer.phase)) {
-      throw recoveryNotAllowed(transfer, 'reclaim');
-    }
-    return transfer as RoutedTransfer;
-  };
-
   routes.post(
     '/transfers/:transferId/reclaim-rent/prepare',
     {
@@ -57,34 +36,21 @@ export async function reclaimRentEndpoints(app: FastifyInstance, deps: RecoveryE
       },
     },
     async (request, reply) => {
-      const options = { signal: dependencyDeadline() };
-      const transfer = await load(request.auth.owner, request.params.transferId);
-      const read = await readRecovery(deps.chain, deps.programAddress, transfer, options);
-      if (!read.figures.canReclaimRent) {
-        throw new AppError(
-          'MH_082',
-          `Nothing is left to reclaim: every account of the route of transfer ${transfer.id} is closed and its keeper holds nothing.`,
-          { param: 'transferId' },
-        );
-      }
-      const { transactions, lifetime } = await buildRecoveryBundle(deps, transfer, 'reclaim', read, options);
-      return deps.runChange(request, reply, async (tx) => {
-        await deps.recovery.saveBundle(tx, transfer.id, {
-          kind: 'reclaim',
-          transactions: transactions.map((transaction) => transaction.base64),
-          recovery: read.recovery,
-          now: deps.clock.now(),
-        });
-        return {
-          reclaimTxs: transactions,
-          recentBlockhash: lifetime.blockhash,
-          lastValidBlockHeight: Number(lifetime.lastValidBlockHeight),
-          reclaimable: {
-            totalLamports: lamportsToJson(read.recovery.reclaimableLamports),
-            stepCount: read.figures.reclaimableStepCount,
-          },
-        };
-      });
+      const transfer = await loadTransfer(deps.transfers, request.auth.owner, request.params.transferId);
+      return prepareReclaim(deps, transfer, (change) =>
+        deps.runChange(request, reply, async (tx) => {
+          const { transactions, lifetime, read } = await change(tx);
+          return {
+            reclaimTxs: transactions,
+            recentBlockhash: lifetime.blockhash,
+            lastValidBlockHeight: Number(lifetime.lastValidBlockHeight),
+            reclaimable: {
+              totalLamports: lamportsToJson(read.recovery.reclaimableLamports),
+              stepCount: read.figures.reclaimableStepCount,
+            },
+          };
+        }),
+      );
     },
   );
 
@@ -112,42 +78,10 @@ export async function reclaimRentEndpoints(app: FastifyInstance, deps: RecoveryE
       },
     },
     async (request, reply) => {
-      const options = { signal: dependencyDeadline() };
-      const transfer = await load(request.auth.owner, request.params.transferId);
-      const signatures = unique(request.body.reclaimSignatures);
-      const bundle = await deps.recovery.latestBundle(transfer.id, 'reclaim');
-      const matches = bundle
-        ? await matchBundleSignatures(transfer.sourceOwner, bundle.transactions, signatures)
-        : signatures.map(() => -1);
-      const outcomes = await Promise.all(
-        signatures.map(async (signature, index): Promise<{ signature: Signature; error: string | null }> => {
-          if (matches[index]! < 0) {
-            return {
-              signature,
-              error: bundle
-                ? `MH_083: ${signature} is not the source's signature of a transaction of the latest reclaim bundle of transfer ${transfer.id} (prepared at ${bundle.preparedAt.toISOString()}).`
-                : `MH_083: no reclaim bundle was prepared for transfer ${transfer.id}.`,
-            };
-          }
-          const problem = await landedProblem(deps.chain, signature, options);
-          return { signature, error: problem && `${problem.code}: ${problem.message}` };
-        }),
+      const transfer = await loadTransfer(deps.transfers, request.auth.owner, request.params.transferId);
+      return confirmReclaim(deps, transfer, request.body.reclaimSignatures, (change) =>
+        deps.runChange(request, reply, change),
       );
-      const confirmed = outcomes.flatMap(({ signature, error }) => (error === null ? [signature] : []));
-      const failed = outcomes.flatMap(({ signature, error }) =>
-        error === null ? [] : [{ signature, error }],
-      );
-      if (confirmed.length === 0) return { confirmed, failed };
-      const read = await readRecovery(deps.chain, deps.programAddress, transfer, options);
-      return deps.runChange(request, reply, async (tx) => {
-        await deps.recovery.recordReclaim(tx, transfer.id, {
-          signatures: confirmed,
-          recovery: read.recovery,
-          complete: read.figures.reclaimableLamports === 0n,
-          now: deps.clock.now(),
-        });
-        return { confirmed, failed };
-      });
     },
   );
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TransactionError } from '@solana/kit';
 import { ROUTER_ERROR_CODES } from '../chain/router/errors.ts';
-import { classifyHopError } from './advance-hop.ts';
+import { classifyHopError } from './hop-transactions.ts';
 
 const failed = (error: unknown) => ({ InstructionError: [0, error] }) as unknown as TransactionError;
 const custom = (code: number) => failed({ Custom: code });

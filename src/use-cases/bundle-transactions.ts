@@ -1,0 +1,106 @@
+import type { Address, Base64EncodedWireTransaction, TransactionError } from '@solana/kit';
+import { describeTransactionError } from '../chain/router/errors.ts';
+import {
+  partiallySigned,
+  simulate,
+  TRANSACTION_SIZE_LIMIT,
+  type UnsignedTransaction,
+} from '../chain/transactions.ts';
+import type { CallOptions, TransactionSimulator } from '../chain/types.ts';
+import { AppError } from '../domain/errors.ts';
+import type { Platform } from '../platform/platform.ts';
+
+/*
+ * The transactions the service hands a source to sign (a deployment, a rescue, a reclaim): their
+ * compute-unit price from recent fees, their limit from simulation, and the size and simulation
+ * checks made before anything is handed out.
+ */
+
+/** Reads the compute-unit prices recently paid for writing some accounts. */
+export interface PriorityFeeReader {
+  getRecentPrioritizationFees(
+    addresses: readonly Address[],
+    options?: CallOptions,
+  ): Promise<readonly { slot: bigint; prioritizationFee: bigint }[]>;
+}
+
+/** Percentile `p` (0..1) of some prices, 0 when there are none. */
+function percentile(values: readonly bigint[], p: number): bigint {
+  if (values.length === 0) return 0n;
+  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/**
+ * The compute-unit price of a bundle: the 75th percentile of what recently landed writing the
+ * source's or the route's accounts, at least the configured floor, at most the configured cap.
+ */
+export async function bundlePrice(
+  deps: {
+    chain: PriorityFeeReader;
+    platform: Pick<Platform, 'priorityFeeCapMicroLamportsPerCu'>;
+    priorityFeeFloorMicroLamportsPerCu: bigint;
+  },
+  accounts: Address[],
+  options: CallOptions,
+): Promise<bigint> {
+  const recent = await deps.chain.getRecentPrioritizationFees(accounts, options);
+  const observed = percentile(
+    recent.map((fee) => fee.prioritizationFee),
+    0.75,
+  );
+  let price = observed;
+  if (price < deps.priorityFeeFloorMicroLamportsPerCu) price = deps.priorityFeeFloorMicroLamportsPerCu;
+  if (price > deps.platform.priorityFeeCapMicroLamportsPerCu)
+    price = deps.platform.priorityFeeCapMicroLamportsPerCu;
+  return price;
+}
+
+/** A bundle transaction as handed out, with what its fees are counted from. */
+export interface BuiltTransaction {
+  /** Which transaction of the bundle it is, as the response names it (e.g. `routeInitTxs[1]`). */
+  name: string;
+  base64: Base64EncodedWireTransaction;
+  signatures: number;
+  computeUnitLimit: number;
+  /** Why simulating it failed; it may only depend on a transaction before it in the bundle. */
+  simulationError: TransactionError | null;
+}
+
+/**
+ * A bundle transaction with a compute-unit limit sized from simulating it (plus a tenth), or the
+ * program's measured figure when it cannot run before earlier transactions of the bundle land.
+ * One that would exceed the size limit is refused (MH_031) before anything is asked of the chain.
+ */
+export async function buildTransaction(
+  deps: { chain: TransactionSimulator },
+  input: Omit<UnsignedTransaction, 'computeUnitLimit'> & { name: string },
+  fallbackUnits: number,
+  options: CallOptions,
+): Promise<BuiltTransaction> {
+  const { name, ...transaction } = input;
+  const simulated = await simulate(deps.chain, transaction, options);
+  if (simulated.size > TRANSACTION_SIZE_LIMIT) {
+    throw new AppError(
+      'MH_031',
+      `The bundle's ${name} would be ${simulated.size} bytes, above the ${TRANSACTION_SIZE_LIMIT} a transaction may hold. Nothing was handed out; report this with the transfer's supportBundleId.`,
+    );
+  }
+  const computeUnitLimit =
+    simulated.unitsConsumed === null ? fallbackUnits : Math.ceil(simulated.unitsConsumed * 1.1) + 1_000;
+  const signed = await partiallySigned({ ...transaction, computeUnitLimit });
+  return { ...signed, name, computeUnitLimit, simulationError: simulated.error };
+}
+
+/**
+ * MH_031 when the bundle's first transaction fails its simulation: it depends on nothing else of
+ * the bundle, so it would fail on chain as well. (Later ones may only await what comes before.)
+ */
+export function assertFirstSimulates(built: readonly BuiltTransaction[]): void {
+  const [first] = built;
+  if (!first?.simulationError) return;
+  throw new AppError(
+    'MH_031',
+    `The bundle's ${first.name} fails on the chain as it is now (${describeTransactionError(first.simulationError)}), so nothing was handed out. Call prepare again; if it persists, report it with the transfer's supportBundleId.`,
+  );
+}

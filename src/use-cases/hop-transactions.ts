@@ -1,0 +1,152 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type Address,
+  appendTransactionMessageInstructions,
+  type Base64EncodedWireTransaction,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  type Instruction,
+  type KeyPairSigner,
+  pipe,
+  type Signature,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type TransactionError,
+} from '@solana/kit';
+import {
+  setTransactionMessageComputeUnitPrice,
+  updateOrAppendSetComputeUnitLimitInstruction,
+} from '@solana-program/compute-budget';
+import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
+import { isChainError } from '../chain/errors.ts';
+import { decodeRoute, type Route } from '../chain/router/accounts.ts';
+import { describeRouterFailure, routerErrorName, tokenErrorName } from '../chain/router/errors.ts';
+import type {
+  AccountReader,
+  BlockHeightReader,
+  BlockhashLifetime,
+  SignatureStatusReader,
+  TransactionSender,
+} from '../chain/types.ts';
+import type { RouteRecord, Transfer } from '../domain/transfer.ts';
+import type { StoredHopTransaction } from '../store/hops.ts';
+
+/*
+ * The keeper's transactions on chain: signing one it alone pays for, sending it until it lands or
+ * its blockhash expires, reading what a hop needs, and what a hop's error means.
+ */
+
+/** How the keeper answers what the chain said of a hop. */
+export type Verdict =
+  | { kind: 'not_due' }
+  | { kind: 'moved_on' }
+  | { kind: 'awaits_screening' }
+  | { kind: 'transient'; reason: string }
+  | { kind: 'permanent'; reason: string };
+
+/**
+ * A hop's transaction error, classified. Permanent only on a definite verdict about this route:
+ * the router program's own error, or SPL Token's (a frozen account), raised by the hop itself.
+ * Anything else (out of compute, an account the runtime could not load or charge rent for, a
+ * transaction-level refusal) says nothing about the route and is retried: the route then either
+ * lands or reaches its deadline, after which the source rescues it.
+ */
+export function classifyHopError(error: TransactionError | undefined): Verdict {
+  const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
+  const custom = (failed as { Custom?: number | bigint } | undefined)?.Custom;
+  const code = custom === undefined ? undefined : Number(custom);
+  const name = code === undefined ? undefined : routerErrorName(code);
+  switch (name) {
+    case 'StepNotDue':
+      return { kind: 'not_due' };
+    case 'StepAlreadyExecuted':
+    case 'StepOutOfOrder':
+    // Past its deadline the route is recorded recoverable as it is, by the next round's read.
+    case 'DeadlinePassed':
+      return { kind: 'moved_on' };
+    case 'ScreeningPending':
+      return { kind: 'awaits_screening' };
+  }
+  if (code !== undefined && (name !== undefined || tokenErrorName(code) !== undefined)) {
+    return { kind: 'permanent', reason: describeRouterFailure(code) };
+  }
+  return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
+}
+
+/** Signs a transaction paid and signed by the keeper alone. */
+export async function signedByKeeper(
+  keeper: KeyPairSigner,
+  lifetime: BlockhashLifetime,
+  instructions: readonly Instruction[],
+  microLamportsPerCu: bigint,
+  computeUnitLimit: number,
+): Promise<StoredHopTransaction> {
+  const transaction = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (message) => setTransactionMessageFeePayerSigner(keeper, message),
+    (message) => setTransactionMessageLifetimeUsingBlockhash(lifetime, message),
+    (message) => appendTransactionMessageInstructions(instructions, message),
+    (message) => setTransactionMessageComputeUnitPrice(microLamportsPerCu, message),
+    (message) => updateOrAppendSetComputeUnitLimitInstruction(computeUnitLimit, message),
+    (message) => signTransactionMessageWithSigners(message),
+  );
+  return {
+    base64: getBase64EncodedWireTransaction(transaction),
+    signature: getSignatureFromTransaction(transaction),
+    validUntil: lifetime.lastValidBlockHeight,
+  };
+}
+
+/**
+ * Sends a stored transaction (resending the same bytes is harmless) and waits until it lands or
+ * its blockhash expires. Answers null when it landed and succeeded, its error otherwise, or
+ * 'expired'. A refusal in preflight counts as landing with that error: nothing was charged.
+ */
+export async function sendAndWait(
+  deps: { chain: TransactionSender & SignatureStatusReader & BlockHeightReader; pollMs?: number | undefined },
+  transaction: StoredHopTransaction,
+): Promise<TransactionError | 'expired' | null> {
+  try {
+    await deps.chain.sendTransaction(transaction.base64 as Base64EncodedWireTransaction);
+  } catch (error) {
+    if (isChainError(error, 'CHAIN_PREFLIGHT_FAILED') && error.context.transactionError) {
+      return error.context.transactionError;
+    }
+    if (!isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND')) throw error;
+  }
+  const signature = transaction.signature as Signature;
+  for (;;) {
+    const [status] = await deps.chain.getSignatureStatuses([signature]);
+    if (status) return status.err;
+    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) {
+      // It may have landed in its last valid block, after the status above was read.
+      const [last] = await deps.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
+      return last ? last.err : 'expired';
+    }
+    await delay(deps.pollMs ?? 400);
+  }
+}
+
+/**
+ * What a hop needs of the chain, in one read: the route's account (its status, next step,
+ * screening, deadline, the accounts a step moves between), the keeper's balance and the chain's
+ * time. The whole route (every account, each address derived) is read only to settle it or give
+ * up on it.
+ */
+export async function readHopState(
+  deps: { chain: AccountReader; programAddress: Address },
+  transfer: Transfer & { route: RouteRecord },
+): Promise<{ route: Route | null; keeperLamports: bigint; chainNow: bigint }> {
+  const [route, keeper, clock] = await deps.chain.getAccounts([
+    transfer.route.address,
+    transfer.route.keeper,
+    CLOCK_SYSVAR,
+  ]);
+  return {
+    route: route && route.programAddress === deps.programAddress ? decodeRoute(route.data) : null,
+    keeperLamports: keeper?.lamports ?? 0n,
+    chainNow: decodeClockAccount(clock ?? null).unixTimestamp,
+  };
+}
