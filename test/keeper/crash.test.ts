@@ -66,7 +66,10 @@ describe('a keeper worker killed at any point of a hop', () => {
     const deathOf: string[] = [];
     const travelledBefore: boolean[] = [];
     const deadline = Date.now() + 90_000;
-    while (!(await allCompleted(t, routes))) {
+    // Done once every route is complete and the running worker started after the last planned
+    // death: a hop's last death ('recorded') comes after the route completed.
+    const deaths = Object.values(plan).flat().length;
+    while (!(await allCompleted(t, routes)) || died.size < deaths) {
       const running = runs.at(-1);
       if (Date.now() > deadline) {
         const said = running?.logs.slice(-20).map((line) => JSON.stringify(line));
@@ -88,7 +91,12 @@ describe('a keeper worker killed at any point of a hop', () => {
       }
       await delay(50);
     }
-    assert.deepEqual(await runs.at(-1)!.stop(), { code: 0, signal: null }, 'the last worker stops cleanly');
+    // Stopped once it is listening for SIGTERM: a worker stopped while it loads is simply killed.
+    const last = runs.at(-1)!;
+    while (!last.logs.some((line) => line.msg === 'keeper worker started') && Date.now() < deadline) {
+      await delay(20);
+    }
+    assert.deepEqual(await last.stop(), { code: 0, signal: null }, 'the last worker stops cleanly');
 
     // Every hop of every route died once at its point, each time killing the worker.
     const killed = await Promise.all(runs.slice(0, -1).map((run) => run.exited));
