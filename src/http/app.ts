@@ -1,6 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -8,15 +6,10 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-} from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { z } from 'zod';
 import type { Chain } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
@@ -41,8 +34,9 @@ import { webhookDeliveryEndpoints } from './endpoints/webhook-deliveries.ts';
 import { webhookEndpointActionEndpoints } from './endpoints/webhook-endpoint-actions.ts';
 import { webhookEndpoints } from './endpoints/webhooks.ts';
 import { answerFrameworkError, registerErrorHandling } from './errors.ts';
-import { createChangeRunner, registerIdempotency } from './idempotency.ts';
+import { type ChangeRunner, createChangeRunner, registerIdempotency } from './idempotency.ts';
 import { registerMetrics } from './metrics.ts';
+import { registerOpenApi } from './openapi.ts';
 import { parseQuery, registerJsonParser } from './parsing.ts';
 import { answerUnroutedRequests, createClientErrorHandler, type HttpTimeouts } from './protocol-errors.ts';
 import { registerRateLimits } from './rate-limit.ts';
@@ -160,17 +154,35 @@ function createFastify(deps: AppDeps, recordRefusal: ResponseRecorder) {
   return app;
 }
 
+/**
+ * Sets the app up, in the order Fastify applies it: how input is validated and parsed and errors
+ * answered; which requests are admitted; how answers are recorded; the API reference, health, the
+ * caller's authentication, then the public API and (with an admin token) the admin API.
+ */
 async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseRecorder> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   registerJsonParser(app);
   refuseUndeclaredInput(app, ['/api/v1/', '/admin/v1/']);
+  registerRequestAdmission(app);
+  const recordResponse = registerResponseRecording(app, deps);
+  await registerOpenApi(app);
+  await app.register(healthEndpoints, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
+  const authenticator = await registerAuthentication(app, deps);
+  await app.register(publicApi(deps, authenticator), { prefix: '/api/v1' });
+  const adminToken = deps.config.adminToken;
+  if (adminToken) await app.register(adminApi(deps, adminToken), { prefix: '/admin/v1' });
+  return recordResponse;
+}
 
-  // While shutting down, a request that still arrives on a kept-alive connection is refused with
-  // MH_091, answers still in flight tell their clients not to reuse the connection, and
-  // connections are closed as soon as their answer is sent, so the server stops without waiting
-  // for idle clients to hang up.
+/**
+ * Every answer carries its request id. While shutting down, a request that still arrives on a
+ * kept-alive connection is refused with MH_091, answers still in flight tell their clients not to
+ * reuse the connection, and connections are closed as soon as their answer is sent, so the server
+ * stops without waiting for idle clients to hang up.
+ */
+function registerRequestAdmission(app: FastifyInstance) {
   let closing = false;
   let closeIdle: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
@@ -197,7 +209,10 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
     done(null, payload);
   });
   app.addHook('onClose', async () => clearInterval(closeIdle));
+}
 
+/** Records every answered request (metrics when enabled, one log line at info); answers the recorder. */
+function registerResponseRecording(app: FastifyInstance, deps: AppDeps): ResponseRecorder {
   const logsRequests = deps.logger.isLevelEnabled('info');
   const observe = deps.config.metricsEnabled ? registerMetrics(app, deps.metricsRegistry) : undefined;
   const recordResponse: ResponseRecorder = (request, reply) => {
@@ -218,31 +233,13 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
     recordResponse(request, reply);
     done();
   });
+  return recordResponse;
+}
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Transfer Router API',
-        version: '1.0.0',
-        description:
-          'Routes a Solana token transfer from a source wallet to a recipient through 3 to 10 hops, timed to arrive after a chosen delay.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-    transform: (input) => markOptionalBody(jsonSchemaTransform(input), input.schema?.body),
-    transformObject: (input) => describeApiConventions(jsonSchemaTransformObject(input) as OpenApiDocument),
-  });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+type Authenticator = ReturnType<typeof createAuthenticator>;
 
-  await app.register(healthEndpoints, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
-
+/** The authenticator of API keys, following changes to them until the app closes. */
+async function registerAuthentication(app: FastifyInstance, deps: AppDeps): Promise<Authenticator> {
   const authenticator = createAuthenticator({
     integrations: deps.store.integrations,
     clock: deps.clock,
@@ -251,168 +248,114 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
   const stopFollowingAuth = await authenticator.follow(deps.db, deps.logger);
   app.addHook('onClose', stopFollowingAuth);
   app.decorate('authenticate', authenticator.authenticate);
+  return authenticator;
+}
 
-  await app.register(
-    async (api) => {
-      api.decorateRequest('auth', null as unknown as AuthContext);
-      api.addHook('onRequest', async (request) => {
-        request.auth = await authenticator.authenticate(request);
-      });
-      await registerRateLimits(api, { redis: deps.redis, namespace: deps.rateLimitNamespace });
-      const idempotency = { db: deps.db, store: deps.store.idempotency, clock: deps.clock };
-      registerIdempotency(api, {
-        ...idempotency,
-        scopeOf: (request) => `key:${request.auth.apiKeyId}`,
-        defaultPolicy: 'required',
-      });
-      await api.register(transferEndpoints, {
-        transfers: deps.store.transfers,
-        mints: deps.mints,
-        prices: deps.prices,
-        feeSchedule: deps.config.feeSchedule,
-        solCosts: deps.solCosts,
-        runChange: createChangeRunner(idempotency),
-        clock: deps.clock,
-        quoteTtlMs: deps.config.quoteTtlMs,
-        chain: deps.chain,
-        platform: deps.platform,
-        programAddress: deps.platform.programAddress,
-        deployments: deps.store.deployments,
-        recovery: deps.store.recovery,
-        hops: deps.store.hops,
-        db: deps.db,
-        ...(deps.config.fundingPollMs ? { fundingPollMs: deps.config.fundingPollMs } : {}),
-        priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
-      });
-      await api.register(webhookEndpoints, {
-        webhooks: deps.store.webhooks,
-        sender: deps.webhookSender,
-        policy: deps.config.webhookPolicy,
-        clock: deps.clock,
-        ...(deps.config.webhookPingTimeoutMs ? { pingTimeoutMs: deps.config.webhookPingTimeoutMs } : {}),
-      });
-      await api.register(webhookEndpointActionEndpoints, {
-        webhooks: deps.store.webhooks,
-        clock: deps.clock,
-      });
-      await api.register(webhookDeliveryEndpoints, {
-        deliveries: deps.store.deliveries,
-        sender: deps.webhookSender,
-        clock: deps.clock,
-      });
-      await api.register(eventEndpoints, { deliveries: deps.store.deliveries, clock: deps.clock });
-      await api.register(usageEndpoints, { transfers: deps.store.transfers, rewards: deps.store.rewards });
-      await api.register(rewardEndpoints, {
-        rewards: deps.store.rewards,
-        runChange: createChangeRunner(idempotency),
-        clock: deps.clock,
-        minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
-        platform: deps.platform,
-        claims: {
-          db: deps.db,
-          rewards: deps.store.rewards,
-          chain: deps.chain,
-          platform: deps.platform,
-          clock: deps.clock,
-        },
-      });
+/** The public API scope: every request authenticated, rate-limited and idempotent, then its endpoints. */
+function publicApi(deps: AppDeps, authenticator: Authenticator) {
+  return async (api: FastifyInstance) => {
+    api.decorateRequest('auth', null as unknown as AuthContext);
+    api.addHook('onRequest', async (request) => {
+      request.auth = await authenticator.authenticate(request);
+    });
+    await registerRateLimits(api, { redis: deps.redis, namespace: deps.rateLimitNamespace });
+    const idempotency = { db: deps.db, store: deps.store.idempotency, clock: deps.clock };
+    registerIdempotency(api, {
+      ...idempotency,
+      scopeOf: (request) => `key:${request.auth.apiKeyId}`,
+      defaultPolicy: 'required',
+    });
+    await registerPublicEndpoints(api, deps, createChangeRunner(idempotency));
+  };
+}
+
+/** The public API's endpoints: transfers, webhooks, deliveries, events, usage and rewards. */
+async function registerPublicEndpoints(api: FastifyInstance, deps: AppDeps, runChange: ChangeRunner) {
+  await api.register(transferEndpoints, {
+    transfers: deps.store.transfers,
+    mints: deps.mints,
+    prices: deps.prices,
+    feeSchedule: deps.config.feeSchedule,
+    solCosts: deps.solCosts,
+    runChange,
+    clock: deps.clock,
+    quoteTtlMs: deps.config.quoteTtlMs,
+    chain: deps.chain,
+    platform: deps.platform,
+    programAddress: deps.platform.programAddress,
+    deployments: deps.store.deployments,
+    recovery: deps.store.recovery,
+    hops: deps.store.hops,
+    db: deps.db,
+    ...(deps.config.fundingPollMs ? { fundingPollMs: deps.config.fundingPollMs } : {}),
+    priorityFeeFloorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
+  });
+  await api.register(webhookEndpoints, {
+    webhooks: deps.store.webhooks,
+    sender: deps.webhookSender,
+    policy: deps.config.webhookPolicy,
+    clock: deps.clock,
+    ...(deps.config.webhookPingTimeoutMs ? { pingTimeoutMs: deps.config.webhookPingTimeoutMs } : {}),
+  });
+  await api.register(webhookEndpointActionEndpoints, {
+    webhooks: deps.store.webhooks,
+    clock: deps.clock,
+  });
+  await api.register(webhookDeliveryEndpoints, {
+    deliveries: deps.store.deliveries,
+    sender: deps.webhookSender,
+    clock: deps.clock,
+  });
+  await api.register(eventEndpoints, { deliveries: deps.store.deliveries, clock: deps.clock });
+  await api.register(usageEndpoints, { transfers: deps.store.transfers, rewards: deps.store.rewards });
+  await api.register(rewardEndpoints, {
+    rewards: deps.store.rewards,
+    runChange,
+    clock: deps.clock,
+    minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
+    platform: deps.platform,
+    claims: {
+      db: deps.db,
+      rewards: deps.store.rewards,
+      chain: deps.chain,
+      platform: deps.platform,
+      clock: deps.clock,
     },
-    { prefix: '/api/v1' },
-  );
-
-  const adminToken = deps.config.adminToken;
-  if (adminToken) {
-    await app.register(
-      async (admin) => {
-        // The admin API is for operators (docs/operations.md), not part of the public reference.
-        admin.addHook('onRoute', (route) => {
-          route.schema = { ...route.schema, hide: true };
-        });
-        admin.addHook('onRequest', async (request) => assertAdmin(request, adminToken));
-        registerIdempotency(admin, {
-          db: deps.db,
-          store: deps.store.idempotency,
-          clock: deps.clock,
-          scopeOf: () => 'admin',
-          defaultPolicy: 'optional',
-        });
-        await admin.register(adminIntegrationEndpoints, {
-          integrations: deps.store.integrations,
-          clock: deps.clock,
-        });
-        await admin.register(adminPlatformEndpoints, {
-          platform: deps.platform,
-          platformAdmin: deps.platformAdmin,
-          earnings: { db: deps.db, rewards: deps.store.rewards, chain: deps.chain, platform: deps.platform },
-        });
-        await admin.register(adminRewardEndpoints, {
-          integrations: deps.store.integrations,
-          rewards: deps.store.rewards,
-          chain: deps.chain,
-          config: deps.platform.configAddress,
-          minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
-        });
-      },
-      { prefix: '/admin/v1' },
-    );
-  }
-  return recordResponse;
+  });
 }
 
-type OpenApiOperation = {
-  parameters?: unknown[];
-  security?: unknown[];
-  description?: string;
-  requestBody?: { required?: boolean };
-  [OPTIONAL_BODY]?: boolean;
-};
-type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> };
-
-/** Marks, for {@link describeApiConventions}, an operation whose body may be left out. */
-const OPTIONAL_BODY = 'x-optional-body';
-
-/**
- * Marks a route whose body schema accepts no body: @fastify/swagger documents every body as
- * required, and copies `x-` keys of the route's schema onto its operation.
- */
-function markOptionalBody<T extends { schema: unknown }>(transformed: T, body: unknown): T {
-  if (!(body instanceof z.ZodType) || !body.safeParse(undefined).success) return transformed;
-  return { ...transformed, schema: { ...(transformed.schema as object), [OPTIONAL_BODY]: true } };
-}
-
-/** Routes whose POST honours an Idempotency-Key without requiring one (decision C7). */
-const OPTIONAL_IDEMPOTENCY = new Set(['/api/v1/transfers/estimate']);
-
-/**
- * Adds to the generated document what the API's hooks enforce rather than its schemas: the API-key
- * security of every /api/v1 operation and the Idempotency-Key header of POSTs; and says which
- * bodies may be left out.
- */
-function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
-  for (const [path, operations] of Object.entries(document.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
-      if (!operation[OPTIONAL_BODY]) continue;
-      delete operation[OPTIONAL_BODY];
-      if (operation.requestBody) operation.requestBody.required = false;
-    }
-    if (!path.startsWith('/api/v1/')) continue;
-    for (const [method, operation] of Object.entries(operations)) {
-      operation.security = [{ apiKey: [] }, { bearer: [] }];
-      if (method !== 'post') continue;
-      operation.parameters = [
-        ...(operation.parameters ?? []),
-        {
-          in: 'header',
-          name: 'Idempotency-Key',
-          required: !OPTIONAL_IDEMPOTENCY.has(path),
-          description:
-            '8-64 characters of letters, digits, ".", "_", "-". The first response to a key is replayed for its lifetime (24 h by default) with `Idempotent-Replayed: true`; the same key with another request is MH_071, while the first still runs MH_072.',
-          schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{8,64}$' },
-        },
-      ];
-    }
-  }
-  return document;
+/** The admin API scope: every request carries the admin token; idempotent when asked; its endpoints. */
+function adminApi(deps: AppDeps, adminToken: string) {
+  return async (admin: FastifyInstance) => {
+    // The admin API is for operators (docs/operations.md), not part of the public reference.
+    admin.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    admin.addHook('onRequest', async (request) => assertAdmin(request, adminToken));
+    registerIdempotency(admin, {
+      db: deps.db,
+      store: deps.store.idempotency,
+      clock: deps.clock,
+      scopeOf: () => 'admin',
+      defaultPolicy: 'optional',
+    });
+    await admin.register(adminIntegrationEndpoints, {
+      integrations: deps.store.integrations,
+      clock: deps.clock,
+    });
+    await admin.register(adminPlatformEndpoints, {
+      platform: deps.platform,
+      platformAdmin: deps.platformAdmin,
+      earnings: { db: deps.db, rewards: deps.store.rewards, chain: deps.chain, platform: deps.platform },
+    });
+    await admin.register(adminRewardEndpoints, {
+      integrations: deps.store.integrations,
+      rewards: deps.store.rewards,
+      chain: deps.chain,
+      config: deps.platform.configAddress,
+      minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
+    });
+  };
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

@@ -1,0 +1,126 @@
+import type { Config } from '../config.ts';
+import { createHttpScreening, createListScreening, NO_SCREENING } from '../screening/providers.ts';
+import { createRouteScreening } from '../use-cases/screening.ts';
+import { createDeploymentReconciler } from '../workers/deployment-reconciler.ts';
+import { createExpiryWorker } from '../workers/expiry.ts';
+import { createHousekeepingWorker } from '../workers/housekeeping.ts';
+import { createKeeperWorker } from '../workers/keeper.ts';
+import { createOverdueRouteWorker } from '../workers/overdue-routes.ts';
+import { createRewardClaimWorker } from '../workers/reward-claims.ts';
+import { createWebhookDeliveryWorker } from '../workers/webhook-delivery.ts';
+import type { ServiceParts, Worker } from './parts.ts';
+
+/** Creates one background worker from the shared parts. */
+type WorkerRole = (parts: ServiceParts) => Worker;
+
+/** Moves quotes past their expiry to `expired`. */
+const expiryRole: WorkerRole = ({ store, clock, logger }) =>
+  createExpiryWorker({ transfers: store.transfers, clock, log: logger.child({ worker: 'expiry' }) });
+
+/** Follows prepared transfers on chain until their deployment is over (taken over, expired or recoverable). */
+const reconcilerRole: WorkerRole = ({ db, chain, store, platform, clock, logger }) =>
+  createDeploymentReconciler({
+    db,
+    chain,
+    deployments: store.deployments,
+    transfers: store.transfers,
+    programAddress: platform.programAddress,
+    clock,
+    log: logger.child({ worker: 'deployment-reconciler' }),
+  });
+
+/** Records routes past their on-chain deadline as the chain shows them (`recoverable`). */
+const overdueRole: WorkerRole = ({ db, chain, store, platform, clock, logger }) =>
+  createOverdueRouteWorker({
+    db,
+    chain,
+    hops: store.hops,
+    transfers: store.transfers,
+    programAddress: platform.programAddress,
+    clock,
+    log: logger.child({ worker: 'overdue-routes' }),
+  });
+
+/** The keeper: screens routes and advances each one's next step when it falls due. */
+const keeperRole: WorkerRole = ({ config, db, chain, store, platform, clock, metrics, logger }) =>
+  createKeeperWorker({
+    db,
+    listen: db,
+    chain,
+    hops: store.hops,
+    transfers: store.transfers,
+    programAddress: platform.programAddress,
+    screen: createRouteScreening({
+      provider: screeningProvider(config),
+      db,
+      chain,
+      platform,
+      transfers: store.transfers,
+      clock,
+    }),
+    clock,
+    metrics,
+    log: logger.child({ worker: 'keeper' }),
+  });
+
+/** Deletes recent-history rows past their lifetime: idempotency records, events and their deliveries. */
+const housekeepingRole: WorkerRole = ({ config, store, clock, logger }) =>
+  createHousekeepingWorker({
+    retention: store.retention,
+    clock,
+    log: logger.child({ worker: 'housekeeping' }),
+    idempotencyTtlMs: config.idempotencyTtlMs,
+    eventRetentionMs: config.eventRetentionMs,
+  });
+
+/** Completes reward claims whose sender stopped before their payout was settled. */
+const rewardClaimsRole: WorkerRole = ({ db, chain, store, platform, clock, metrics, logger }) =>
+  createRewardClaimWorker({
+    db,
+    rewards: store.rewards,
+    chain,
+    platform,
+    clock,
+    metrics,
+    log: logger.child({ worker: 'reward-claims' }),
+  });
+
+/** Delivers webhook events to the integrations' endpoints. */
+const deliveryRole: WorkerRole = ({ db, store, webhookSender, clock, logger }) =>
+  createWebhookDeliveryWorker({
+    db,
+    deliveries: store.deliveries,
+    sender: webhookSender,
+    clock,
+    log: logger.child({ worker: 'webhook-delivery' }),
+  });
+
+/**
+ * The background workers, started in this order and stopped in the reverse one. A new worker is a
+ * line here and its role above.
+ */
+const WORKER_ROLES: readonly WorkerRole[] = [
+  expiryRole,
+  reconcilerRole,
+  overdueRole,
+  keeperRole,
+  housekeepingRole,
+  rewardClaimsRole,
+  deliveryRole,
+];
+
+/** Creates every worker, then starts them in order; each stops at close, the last started first. */
+export function startWorkers(parts: ServiceParts): void {
+  const workers = WORKER_ROLES.map((role) => role(parts));
+  for (const worker of workers) {
+    worker.start();
+    parts.onStop(() => worker.stop());
+  }
+}
+
+/** Where routes are screened: the screening API when configured, else the deny list (empty: none). */
+function screeningProvider(config: Config) {
+  const { url, apiKey, denylist } = config.platform.screening;
+  if (url) return createHttpScreening({ baseUrl: url, apiKey });
+  return config.platform.settings.screeningRequired ? createListScreening(denylist) : NO_SCREENING;
+}
