@@ -36,3 +36,13 @@ export function signedPost(
 export function isDelivered(result: WebhookPostResult): boolean {
   return result.kind === 'response' && result.status >= 200 && result.status < 300;
 }
+
+/** What the delivery log records of a POST's answer. */
+export function attemptOutcome(result: WebhookPostResult) {
+  return {
+    succeeded: isDelivered(result),
+    statusCode: result.kind === 'response' ? result.status : null,
+    durationMs: result.durationMs,
+    error: result.kind === 'failed' ? result.error : null,
+  };
+}

@@ -6,6 +6,7 @@ import type { Db } from '../store/db.ts';
 import type { ClaimedRoute } from '../store/hops.ts';
 import { keepListening } from '../store/notifications.ts';
 import { advanceRoute, type KeeperDeps, type KeeperEvent } from '../use-cases/advance-hop.ts';
+import { createWakeSignal } from './wake-signal.ts';
 
 /** Prometheus metrics of the keeper: hops landed, retried and failed, lateness, keepers short of lamports. */
 export function keeperMetrics(registry: Registry) {
@@ -45,6 +46,43 @@ export function keeperMetrics(registry: Registry) {
   };
 }
 
+/** One log line per keeper action, each with the transfer's id. */
+function logKeeperEvent(log: Pick<Logger, 'debug' | 'info' | 'warn'>, event: KeeperEvent) {
+  switch (event.kind) {
+    case 'route_screened':
+      if (event.outcome === 'flagged') log.warn({ ...event }, 'route flagged by screening');
+      else log.info({ ...event }, 'route screened');
+      return;
+    case 'hop_sent':
+      log.debug({ ...event }, 'hop sent');
+      return;
+    case 'hop_landed':
+      log.info({ ...event }, event.settled ? 'hop landed; transfer completed' : 'hop landed');
+      return;
+    case 'hop_retried':
+      log.info({ ...event }, 'hop retried');
+      return;
+    case 'route_failed':
+      log.warn({ ...event }, 'route failed');
+      return;
+    case 'keeper_low':
+      log.warn({ ...event, lamports: String(event.lamports) }, 'keeper running low');
+      return;
+  }
+}
+
+type KeeperWorkerDeps = Omit<KeeperDeps, 'observe'> & {
+  listen: Pick<Db, 'listen'>;
+  log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+  metrics?: Registry;
+  /** How long a claim lasts (a hop waits up to a blockhash lifetime, about 60 s, to land). */
+  leaseMs?: number;
+  /** Routes advanced at once. */
+  concurrency?: number;
+  /** Longest sleep, so a clock that jumps (time travel on the embedded chain) is noticed. */
+  maxSleepMs?: number;
+};
+
 /**
  * The keeper network's worker: claims routes whose next step is due on the chain's clock (several
  * workers share them, each claim a lease that a dead worker's lapses), advances up to
@@ -52,130 +90,41 @@ export function keeperMetrics(registry: Registry) {
  * until the next step falls due or a route is taken over (NOTIFY), never polling faster than it
  * must.
  */
-export function createKeeperWorker(
-  deps: Omit<KeeperDeps, 'observe'> & {
-    listen: Pick<Db, 'listen'>;
-    log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
-    metrics?: Registry;
-    /** How long a claim lasts (a hop waits up to a blockhash lifetime, about 60 s, to land). */
-    leaseMs?: number;
-    /** Routes advanced at once. */
-    concurrency?: number;
-    /** Longest sleep, so a clock that jumps (time travel on the embedded chain) is noticed. */
-    maxSleepMs?: number;
-  },
-) {
+export function createKeeperWorker(deps: KeeperWorkerDeps) {
   const leaseMs = deps.leaseMs ?? 120_000;
   const concurrency = deps.concurrency ?? 16;
   const maxSleepMs = deps.maxSleepMs ?? 5_000;
   const record = deps.metrics ? keeperMetrics(deps.metrics) : undefined;
-  // One log line per keeper action, each with the transfer's id.
   const observe = (event: KeeperEvent) => {
     record?.(event);
-    switch (event.kind) {
-      case 'route_screened':
-        if (event.outcome === 'flagged') deps.log.warn({ ...event }, 'route flagged by screening');
-        else deps.log.info({ ...event }, 'route screened');
-        return;
-      case 'hop_sent':
-        deps.log.debug({ ...event }, 'hop sent');
-        return;
-      case 'hop_landed':
-        deps.log.info({ ...event }, event.settled ? 'hop landed; transfer completed' : 'hop landed');
-        return;
-      case 'hop_retried':
-        deps.log.info({ ...event }, 'hop retried');
-        return;
-      case 'route_failed':
-        deps.log.warn({ ...event }, 'route failed');
-        return;
-      case 'keeper_low':
-        deps.log.warn({ ...event, lamports: String(event.lamports) }, 'keeper running low');
-        return;
-    }
+    logKeeperEvent(deps.log, event);
   };
-  const keeper: KeeperDeps = { ...deps, observe };
-  const random = deps.random ?? Math.random;
+  const keeper = { ...deps, observe };
   let stopped = true;
   let running: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-
-  /** Advances a claimed route; a failure gives it back to be retried after a backoff. */
-  async function advance(route: ClaimedRoute): Promise<void> {
-    try {
-      await advanceRoute(keeper, route);
-    } catch (error) {
-      deps.log.warn(
-        { err: error, transferId: route.transfer.id },
-        'advancing a route failed; retrying later',
-      );
-      observe({
-        kind: 'hop_retried',
-        transferId: route.transfer.id,
-        step: route.transfer.hopsCompleted,
-        reason: String(error),
-      });
-      await deps.hops
-        .release(route.transfer.id, route.claim, {
-          retryAt: new Date(deps.clock.now().getTime() + hopRetryDelayMs(route.hopAttempts, random())),
-          attempts: route.hopAttempts + 1,
-        })
-        .catch(() => {});
-    }
-  }
+  const signal = createWakeSignal();
 
   /**
    * Advances the routes due now, `concurrency` at a time, claiming more once half the slots are
    * free, until a claim finds fewer than it asked for; answers how many it advanced.
    */
-  async function runOnce(): Promise<number> {
-    let total = 0;
-    let more = true;
-    const inFlight = new Set<Promise<void>>();
-    for (;;) {
-      const free = concurrency - inFlight.size;
-      // Claims come in batches (half the slots at least): one claim per route costs as much again.
-      if (more && free >= Math.ceil(concurrency / 2)) {
-        const chainNow = (await deps.chain.getClock()).unixTimestamp;
-        const claimed = await deps.hops.claimDue({ chainNow, now: deps.clock.now(), leaseMs, limit: free });
-        more = claimed.length === free;
-        total += claimed.length;
-        for (const route of claimed) {
-          const advancing: Promise<void> = advance(route).finally(() => inFlight.delete(advancing));
-          inFlight.add(advancing);
-        }
-      }
-      if (inFlight.size === 0) return total;
-      await Promise.race(inFlight);
-    }
-  }
-
-  /** How long until the next step falls due, by the chain's clock. */
-  async function untilNextDue(): Promise<number> {
-    const [next, clock] = await Promise.all([deps.hops.nextDueAt(), deps.chain.getClock()]);
-    if (next === null) return maxSleepMs;
-    return Math.max(50, Math.min(maxSleepMs, Number(next - clock.unixTimestamp) * 1000));
-  }
+  const runOnce = (): Promise<number> => advanceDueRoutes(keeper, { leaseMs, concurrency });
 
   async function loop() {
     const subscription = await keepListening(deps.listen, KEEPER_CHANNEL, {
-      onNotify: () => wake?.(),
-      onReset: () => wake?.(),
+      onNotify: signal.wake,
+      onReset: signal.wake,
       log: deps.log,
     });
     try {
       while (!stopped) {
         try {
           await runOnce();
-          const ms = await untilNextDue();
+          const ms = await untilNextDue(deps, maxSleepMs);
           if (stopped) break;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, ms);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
+          // News before now shows in the next due time just read: only a wake during the sleep counts.
+          signal.reset();
+          await signal.sleep(ms);
         } catch (error) {
           deps.log.error({ err: error }, 'keeper round failed');
           await new Promise((resolve) => setTimeout(resolve, maxSleepMs));
@@ -196,8 +145,69 @@ export function createKeeperWorker(
     /** Stops after the routes in hand are advanced. */
     async stop() {
       stopped = true;
-      wake?.();
+      signal.wake();
       await running;
     },
   };
+}
+
+/** See the worker's `runOnce`. */
+async function advanceDueRoutes(
+  keeper: KeeperDeps & Pick<KeeperWorkerDeps, 'log'>,
+  { leaseMs, concurrency }: { leaseMs: number; concurrency: number },
+): Promise<number> {
+  let total = 0;
+  let more = true;
+  const inFlight = new Set<Promise<void>>();
+  for (;;) {
+    const free = concurrency - inFlight.size;
+    // Claims come in batches (half the slots at least): one claim per route costs as much again.
+    if (more && free >= Math.ceil(concurrency / 2)) {
+      const chainNow = (await keeper.chain.getClock()).unixTimestamp;
+      const claimed = await keeper.hops.claimDue({ chainNow, now: keeper.clock.now(), leaseMs, limit: free });
+      more = claimed.length === free;
+      total += claimed.length;
+      for (const route of claimed) {
+        const advancing: Promise<void> = advance(keeper, route).finally(() => inFlight.delete(advancing));
+        inFlight.add(advancing);
+      }
+    }
+    if (inFlight.size === 0) return total;
+    await Promise.race(inFlight);
+  }
+}
+
+/** Advances a claimed route; a failure gives it back to be retried after a backoff. */
+async function advance(
+  keeper: KeeperDeps & Pick<KeeperWorkerDeps, 'log'>,
+  route: ClaimedRoute,
+): Promise<void> {
+  try {
+    await advanceRoute(keeper, route);
+  } catch (error) {
+    keeper.log.warn(
+      { err: error, transferId: route.transfer.id },
+      'advancing a route failed; retrying later',
+    );
+    keeper.observe?.({
+      kind: 'hop_retried',
+      transferId: route.transfer.id,
+      step: route.transfer.hopsCompleted,
+      reason: String(error),
+    });
+    const random = keeper.random ?? Math.random;
+    await keeper.hops
+      .release(route.transfer.id, route.claim, {
+        retryAt: new Date(keeper.clock.now().getTime() + hopRetryDelayMs(route.hopAttempts, random())),
+        attempts: route.hopAttempts + 1,
+      })
+      .catch(() => {});
+  }
+}
+
+/** How long until the next step falls due, by the chain's clock. */
+async function untilNextDue(keeper: Pick<KeeperDeps, 'hops' | 'chain'>, maxSleepMs: number): Promise<number> {
+  const [next, clock] = await Promise.all([keeper.hops.nextDueAt(), keeper.chain.getClock()]);
+  if (next === null) return maxSleepMs;
+  return Math.max(50, Math.min(maxSleepMs, Number(next - clock.unixTimestamp) * 1000));
 }

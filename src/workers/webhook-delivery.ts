@@ -6,7 +6,8 @@ import type { Db } from '../store/db.ts';
 import type { ClaimedDelivery, DeliveryResult, DeliveryStore } from '../store/deliveries.ts';
 import { keepListening } from '../store/notifications.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
-import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../webhooks/signed-post.ts';
+import { attemptOutcome, DELIVERY_TIMEOUT_MS, signedPost } from '../webhooks/signed-post.ts';
+import { createWakeSignal } from './wake-signal.ts';
 
 export interface WebhookDeliveryWorkerOptions {
   db: Pick<Db, 'listen'>;
@@ -41,68 +42,20 @@ export interface WebhookDeliveryWorkerOptions {
  * after each batch of results (which may unblock the next event of a transfer); polls as a fallback.
  */
 export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOptions) {
-  const { deliveries, sender, clock, log } = options;
-  const batchSize = options.batchSize ?? 100;
-  const maxInFlight = options.maxInFlight ?? 500;
-  const perEndpoint = options.perEndpointConcurrency ?? 20;
-  const perFailingEndpoint = options.perFailingEndpointConcurrency ?? 1;
-  const maxEndpoints = options.endpointsPerClaim ?? 50;
-  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  const leaseMs = options.leaseMs ?? 60_000;
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
-  const random = options.random ?? Math.random;
-  if (leaseMs <= timeoutMs)
-    throw new RangeError('leaseMs must exceed timeoutMs so a claim outlives its request');
+  const settings = deliverySettings(options);
+  const { deliveries, clock, log } = options;
 
   const claim = (limit: number) =>
     deliveries.claim({
       now: clock.now(),
-      leaseMs,
+      leaseMs: settings.leaseMs,
       limit,
-      perEndpoint,
-      perFailingEndpoint,
-      maxEndpoints,
+      perEndpoint: settings.perEndpoint,
+      perFailingEndpoint: settings.perFailingEndpoint,
+      maxEndpoints: settings.maxEndpoints,
     });
 
-  /** Sends one claimed delivery; never throws. */
-  async function attempt(delivery: ClaimedDelivery): Promise<DeliveryResult> {
-    const attemptedAt = clock.now();
-    const result = await signedPost(sender, {
-      url: delivery.url,
-      secrets: delivery.secrets,
-      eventId: delivery.eventId,
-      eventType: delivery.eventType,
-      body: delivery.body,
-      now: attemptedAt,
-      timeoutMs,
-    });
-    const succeeded = isDelivered(result);
-    let outcome: DeliveryResult['outcome'] = { kind: 'succeeded' };
-    if (!succeeded) {
-      const decision = nextRetry({
-        attempt: delivery.attempt,
-        now: attemptedAt,
-        retryUntil: delivery.retryUntil,
-        random: random(),
-      });
-      outcome = decision.kind === 'retry' ? { kind: 'retry', at: decision.at } : { kind: 'failed' };
-    }
-    return {
-      deliveryId: delivery.id,
-      leaseToken: delivery.leaseToken,
-      endpointId: delivery.endpointId,
-      eventId: delivery.eventId,
-      eventType: delivery.eventType,
-      trigger: delivery.trigger,
-      attempt: delivery.attempt,
-      attemptedAt,
-      succeeded,
-      statusCode: result.kind === 'response' ? result.status : null,
-      durationMs: result.durationMs,
-      error: result.kind === 'failed' ? result.error : null,
-      outcome,
-    };
-  }
+  const attempt = (delivery: ClaimedDelivery) => attemptDelivery(options, settings, delivery);
 
   async function record(results: DeliveryResult[]) {
     const disabled = await deliveries.record(results);
@@ -115,115 +68,147 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
   async function runOnce(): Promise<number> {
     let attempts = 0;
     for (;;) {
-      const claimed = await claim(batchSize);
+      const claimed = await claim(settings.batchSize);
       if (claimed.length === 0) return attempts;
       await record(await Promise.all(claimed.map((delivery) => attempt(delivery))));
       attempts += claimed.length;
     }
   }
 
-  // State of the continuous loop (start/stop).
+  return { runOnce, ...createDeliveryLoop({ options, settings, claim, attempt, record }) };
+}
+
+export type WebhookDeliveryWorker = ReturnType<typeof createWebhookDeliveryWorker>;
+
+/** The worker's options with their defaults. */
+function deliverySettings(options: WebhookDeliveryWorkerOptions) {
+  const settings = {
+    batchSize: options.batchSize ?? 100,
+    maxInFlight: options.maxInFlight ?? 500,
+    perEndpoint: options.perEndpointConcurrency ?? 20,
+    perFailingEndpoint: options.perFailingEndpointConcurrency ?? 1,
+    maxEndpoints: options.endpointsPerClaim ?? 50,
+    timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    leaseMs: options.leaseMs ?? 60_000,
+    pollIntervalMs: options.pollIntervalMs ?? 1_000,
+    random: options.random ?? Math.random,
+  };
+  if (settings.leaseMs <= settings.timeoutMs)
+    throw new RangeError('leaseMs must exceed timeoutMs so a claim outlives its request');
+  return settings;
+}
+
+type DeliverySettings = ReturnType<typeof deliverySettings>;
+
+/** Sends one claimed delivery and decides what follows it (done, a retry, or failed); never throws. */
+async function attemptDelivery(
+  { sender, clock }: WebhookDeliveryWorkerOptions,
+  { timeoutMs, random }: DeliverySettings,
+  delivery: ClaimedDelivery,
+): Promise<DeliveryResult> {
+  const attemptedAt = clock.now();
+  const result = await signedPost(sender, {
+    url: delivery.url,
+    secrets: delivery.secrets,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    body: delivery.body,
+    now: attemptedAt,
+    timeoutMs,
+  });
+  const logged = attemptOutcome(result);
+  let outcome: DeliveryResult['outcome'] = { kind: 'succeeded' };
+  if (!logged.succeeded) {
+    const decision = nextRetry({
+      attempt: delivery.attempt,
+      now: attemptedAt,
+      retryUntil: delivery.retryUntil,
+      random: random(),
+    });
+    outcome = decision.kind === 'retry' ? { kind: 'retry', at: decision.at } : { kind: 'failed' };
+  }
+  return {
+    deliveryId: delivery.id,
+    leaseToken: delivery.leaseToken,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    trigger: delivery.trigger,
+    attempt: delivery.attempt,
+    attemptedAt,
+    ...logged,
+    outcome,
+  };
+}
+
+/**
+ * The continuous loop (start/stop): claims as many deliveries as there is room in flight for,
+ * sends them concurrently, records their results as they arrive, and waits for news (a NOTIFY,
+ * recorded results) or the poll interval whenever a claim comes back short.
+ */
+function createDeliveryLoop(deps: {
+  options: WebhookDeliveryWorkerOptions;
+  settings: DeliverySettings;
+  claim: (limit: number) => Promise<ClaimedDelivery[]>;
+  attempt: (delivery: ClaimedDelivery) => Promise<DeliveryResult>;
+  record: (results: DeliveryResult[]) => Promise<void>;
+}) {
+  const { options, settings } = deps;
+  const { log } = options;
   let stopped = true;
   let loop: Promise<void> | undefined;
+  const signal = createWakeSignal();
   const sending = new Set<Promise<void>>();
-  const unrecorded: DeliveryResult[] = [];
-  let flushing: Promise<void> | undefined;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
+  const recorder = createResultRecorder({
+    record: deps.record,
+    log,
+    retryMs: settings.pollIntervalMs,
+    isStopped: () => stopped,
+    // Results free endpoint slots and may unblock a transfer's next event: claim again.
+    onRecorded: signal.wake,
+  });
 
-  function wake() {
-    woken = true;
-    wakeUp?.();
+  /** Sends a delivery in the background; its result goes to the recorder. */
+  function send(delivery: ClaimedDelivery) {
+    const sent: Promise<void> = deps
+      .attempt(delivery)
+      .then(recorder.add)
+      // Unreachable with a sender that never throws; if one did, the lease lapses and the delivery is redone.
+      .catch((error) => log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt crashed'))
+      .finally(() => sending.delete(sent));
+    sending.add(sent);
   }
 
-  async function sleepUntilWoken(ms: number) {
-    if (woken || stopped) return;
-    let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve) => {
-      wakeUp = resolve;
-      timer = setTimeout(resolve, ms);
-    });
-    clearTimeout(timer);
-    wakeUp = undefined;
-  }
-
-  /**
-   * Records buffered results, everything that finished meanwhile in one statement; retries while
-   * the database is away (once stopped, the leases lapse instead and the deliveries are redone).
-   */
-  async function drain() {
-    while (unrecorded.length > 0) {
-      const batch = unrecorded.splice(0);
-      try {
-        await record(batch);
-      } catch (error) {
-        log.error({ err: error, results: batch.length }, 'recording webhook attempts failed');
-        unrecorded.unshift(...batch);
-        if (stopped) return;
-        await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
-      }
+  /** Claims what there is room in flight for and sends it; answers whether the claim came back full. */
+  async function claimAndSend(): Promise<boolean> {
+    const room = Math.min(settings.batchSize, settings.maxInFlight - sending.size);
+    if (room <= 0) return false;
+    let claimed: ClaimedDelivery[] = [];
+    try {
+      claimed = await deps.claim(room);
+    } catch (error) {
+      log.error({ err: error }, 'claiming webhook deliveries failed');
     }
-  }
-
-  function flush(): Promise<void> {
-    // Waiting one turn of the event loop lets answers that arrive together share a statement.
-    flushing ??= new Promise((resolve) => setImmediate(resolve)).then(drain).finally(() => {
-      flushing = undefined;
-      if (unrecorded.length > 0 && !stopped) void flush();
-      // Results free endpoint slots and may unblock a transfer's next event: claim again.
-      wake();
-    });
-    return flushing;
+    for (const delivery of claimed) send(delivery);
+    return claimed.length >= room;
   }
 
   async function run() {
-    let subscription: { close(): Promise<void> } | undefined;
-    try {
-      // Resubscribes by itself if the connection breaks; a missed notification only costs a poll.
-      subscription = await keepListening(options.db, DELIVERY_CHANNEL, {
-        onNotify: wake,
-        onReset: wake,
-        log,
-      });
-    } catch (error) {
-      log.warn({ err: error }, 'cannot LISTEN for webhook deliveries; polling only');
-    }
+    const subscription = await subscribe(options, signal.wake);
     try {
       while (!stopped) {
-        woken = false;
-        const room = Math.min(batchSize, maxInFlight - sending.size);
-        let claimed: ClaimedDelivery[] = [];
-        if (room > 0) {
-          try {
-            claimed = await claim(room);
-          } catch (error) {
-            log.error({ err: error }, 'claiming webhook deliveries failed');
-          }
-        }
-        for (const delivery of claimed) {
-          const send: Promise<void> = attempt(delivery)
-            .then((result) => {
-              unrecorded.push(result);
-              void flush();
-            })
-            // Unreachable with a sender that never throws; if one did, the lease lapses and the delivery is redone.
-            .catch((error) => log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt crashed'))
-            .finally(() => sending.delete(send));
-          sending.add(send);
-        }
+        signal.reset();
         // A full batch suggests more is due: claim again at once; otherwise wait for news.
-        if (claimed.length < room || room <= 0) await sleepUntilWoken(pollIntervalMs);
+        if (!(await claimAndSend())) await signal.sleep(settings.pollIntervalMs);
       }
     } finally {
       await Promise.all(sending);
-      await flushing;
-      await flush();
+      await recorder.settle();
       await subscription?.close();
     }
   }
 
   return {
-    runOnce,
     /** Delivers continuously until stopped. */
     start() {
       if (!stopped) return;
@@ -235,11 +220,79 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
     /** Stops claiming, waits for requests in flight (at most the timeout) and records their results. */
     async stop() {
       stopped = true;
-      wake();
+      signal.wake();
       await loop;
       loop = undefined;
     },
   };
 }
 
-export type WebhookDeliveryWorker = ReturnType<typeof createWebhookDeliveryWorker>;
+/** LISTENs for queued deliveries; undefined when it cannot, and the worker only polls. */
+async function subscribe(options: WebhookDeliveryWorkerOptions, onNews: () => void) {
+  try {
+    // Resubscribes by itself if the connection breaks; a missed notification only costs a poll.
+    return await keepListening(options.db, DELIVERY_CHANNEL, {
+      onNotify: onNews,
+      onReset: onNews,
+      log: options.log,
+    });
+  } catch (error) {
+    options.log.warn({ err: error }, 'cannot LISTEN for webhook deliveries; polling only');
+    return undefined;
+  }
+}
+
+/**
+ * Buffers the results of finished sends and records them, everything that finished meanwhile in
+ * one statement; retries while the database is away (once stopped, the leases lapse instead and
+ * the deliveries are redone).
+ */
+function createResultRecorder(deps: {
+  record: (results: DeliveryResult[]) => Promise<void>;
+  log: WebhookDeliveryWorkerOptions['log'];
+  /** How long to wait before retrying a failed recording. */
+  retryMs: number;
+  isStopped: () => boolean;
+  /** Called after each recording. */
+  onRecorded: () => void;
+}) {
+  const unrecorded: DeliveryResult[] = [];
+  let flushing: Promise<void> | undefined;
+
+  async function drain() {
+    while (unrecorded.length > 0) {
+      const batch = unrecorded.splice(0);
+      try {
+        await deps.record(batch);
+      } catch (error) {
+        deps.log.error({ err: error, results: batch.length }, 'recording webhook attempts failed');
+        unrecorded.unshift(...batch);
+        if (deps.isStopped()) return;
+        await new Promise((resolve) => setTimeout(resolve, deps.retryMs));
+      }
+    }
+  }
+
+  function flush(): Promise<void> {
+    // Waiting one turn of the event loop lets answers that arrive together share a statement.
+    flushing ??= new Promise((resolve) => setImmediate(resolve)).then(drain).finally(() => {
+      flushing = undefined;
+      if (unrecorded.length > 0 && !deps.isStopped()) void flush();
+      deps.onRecorded();
+    });
+    return flushing;
+  }
+
+  return {
+    /** Buffers a result, to be recorded with those that arrive meanwhile. */
+    add(result: DeliveryResult) {
+      unrecorded.push(result);
+      void flush();
+    },
+    /** Waits for the recording under way, then records what is still buffered. */
+    async settle() {
+      await flushing;
+      await flush();
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
 import { AppError } from '../../domain/errors.ts';
 import { EVENT_TYPES } from '../../domain/transfer.ts';
-import type { DeliveryStore } from '../../store/deliveries.ts';
+import type { DeliveryStore, ResendRefusal } from '../../store/deliveries.ts';
 import { limit } from '../rate-limit.ts';
 import {
   bodyId,
@@ -54,14 +54,20 @@ const resendBody = z
   // The body may be left out altogether.
   .nullish();
 
-/** `GET /events` and `POST /events/{eventId}/resend`. */
-export async function eventEndpoints(
-  app: FastifyInstance,
-  deps: { deliveries: DeliveryStore; clock: Clock },
-) {
-  const routes = app.withTypeProvider<ZodTypeProvider>();
+interface EventEndpointDeps {
+  deliveries: DeliveryStore;
+  clock: Clock;
+}
 
-  routes.get(
+/** `GET /events` and `POST /events/{eventId}/resend`. */
+export async function eventEndpoints(app: FastifyInstance, deps: EventEndpointDeps) {
+  registerListEvents(app, deps);
+  registerResendEvent(app, deps);
+}
+
+/** `GET /events`: the last 30 days' events with the state of their deliveries. */
+function registerListEvents(app: FastifyInstance, deps: EventEndpointDeps) {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/events',
     {
       config: limit('listEvents'),
@@ -93,8 +99,11 @@ export async function eventEndpoints(
       };
     },
   );
+}
 
-  routes.post(
+/** `POST /events/{eventId}/resend`: queues the event again, with a fresh retry window. */
+function registerResendEvent(app: FastifyInstance, deps: EventEndpointDeps) {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/events/:eventId/resend',
     {
       config: limit('resendEvent'),
@@ -117,26 +126,29 @@ export async function eventEndpoints(
       const { eventId } = request.params;
       const endpointId = request.body?.endpointId;
       const outcome = await deps.deliveries.resend(owner, eventId, endpointId, deps.clock.now());
-      if ('refused' in outcome) {
-        switch (outcome.refused) {
-          case 'event_not_found':
-            throw eventNotFound(eventId);
-          case 'endpoint_not_found':
-            throw endpointNotFound(endpointId ?? 0);
-          case 'endpoint_disabled':
-            throw new AppError(
-              'MH_016',
-              `Webhook endpoint ${endpointId} is disabled. Enable it first (POST /webhooks/${endpointId}/enable).`,
-              { param: 'endpointId' },
-            );
-          case 'no_endpoint':
-            throw new AppError(
-              'MH_016',
-              'None of your active webhook endpoints is subscribed to this event type. Pass `endpointId` to send it to one anyway.',
-            );
-        }
-      }
+      if ('refused' in outcome) throw resendRefused(outcome.refused, eventId, endpointId);
       return { eventId, deliveries: outcome.deliveries.map(eventDeliveryView) };
     },
   );
+}
+
+/** The error answering a refused resend. */
+function resendRefused(refusal: ResendRefusal, eventId: string, endpointId: number | undefined): AppError {
+  switch (refusal) {
+    case 'event_not_found':
+      return eventNotFound(eventId);
+    case 'endpoint_not_found':
+      return endpointNotFound(endpointId ?? 0);
+    case 'endpoint_disabled':
+      return new AppError(
+        'MH_016',
+        `Webhook endpoint ${endpointId} is disabled. Enable it first (POST /webhooks/${endpointId}/enable).`,
+        { param: 'endpointId' },
+      );
+    case 'no_endpoint':
+      return new AppError(
+        'MH_016',
+        'None of your active webhook endpoints is subscribed to this event type. Pass `endpointId` to send it to one anyway.',
+      );
+  }
 }

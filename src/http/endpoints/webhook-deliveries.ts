@@ -5,7 +5,7 @@ import type { Clock } from '../../domain/clock.ts';
 import { pingEvent } from '../../domain/events.ts';
 import type { DeliveryStore } from '../../store/deliveries.ts';
 import type { WebhookSender } from '../../webhooks/sender.ts';
-import { DELIVERY_TIMEOUT_MS, isDelivered, signedPost } from '../../webhooks/signed-post.ts';
+import { attemptOutcome, DELIVERY_TIMEOUT_MS, signedPost } from '../../webhooks/signed-post.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses, integerId, pageLimit, pageOffset, paginationSchema } from '../schemas/common.ts';
 import {
@@ -26,14 +26,21 @@ const listQuery = z
   })
   .strict();
 
-/** `GET /webhooks/{endpointId}/deliveries` and `POST /webhooks/{endpointId}/test`. */
-export async function webhookDeliveryEndpoints(
-  app: FastifyInstance,
-  deps: { deliveries: DeliveryStore; sender: Pick<WebhookSender, 'post'>; clock: Clock },
-) {
-  const routes = app.withTypeProvider<ZodTypeProvider>();
+interface WebhookDeliveryDeps {
+  deliveries: DeliveryStore;
+  sender: Pick<WebhookSender, 'post'>;
+  clock: Clock;
+}
 
-  routes.get(
+/** `GET /webhooks/{endpointId}/deliveries` and `POST /webhooks/{endpointId}/test`. */
+export async function webhookDeliveryEndpoints(app: FastifyInstance, deps: WebhookDeliveryDeps) {
+  registerListDeliveries(app, deps);
+  registerTestWebhook(app, deps);
+}
+
+/** `GET /webhooks/{endpointId}/deliveries`: the endpoint's delivery log. */
+function registerListDeliveries(app: FastifyInstance, deps: WebhookDeliveryDeps) {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/webhooks/:endpointId/deliveries',
     {
       config: limit('webhookDeliveries'),
@@ -68,8 +75,11 @@ export async function webhookDeliveryEndpoints(
       };
     },
   );
+}
 
-  routes.post(
+/** `POST /webhooks/{endpointId}/test`: a signed ping sent now, its answer logged and reported. */
+function registerTestWebhook(app: FastifyInstance, deps: WebhookDeliveryDeps) {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/webhooks/:endpointId/test',
     {
       config: limit('testWebhook'),
@@ -105,10 +115,7 @@ export async function webhookDeliveryEndpoints(
         eventId,
         eventType: 'ping',
         attemptedAt: now,
-        succeeded: isDelivered(result),
-        statusCode: result.kind === 'response' ? result.status : null,
-        durationMs: result.durationMs,
-        error: result.kind === 'failed' ? result.error : null,
+        ...attemptOutcome(result),
       });
       return deliveryAttemptView(logged);
     },

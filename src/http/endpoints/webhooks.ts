@@ -58,20 +58,26 @@ const createBody = z
   })
   .strict();
 
-/** `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks/{endpointId}`. */
-export async function webhookEndpoints(
-  app: FastifyInstance,
-  deps: {
-    webhooks: WebhookStore;
-    sender: WebhookSender;
-    policy: WebhookNetworkPolicy;
-    clock: Clock;
-    pingTimeoutMs?: number;
-  },
-) {
-  const routes = app.withTypeProvider<ZodTypeProvider>();
+const endpointIdParams = z.object({ endpointId: integerId });
 
-  routes.post(
+interface WebhookEndpointDeps {
+  webhooks: WebhookStore;
+  sender: WebhookSender;
+  policy: WebhookNetworkPolicy;
+  clock: Clock;
+  pingTimeoutMs?: number;
+}
+
+/** `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks/{endpointId}`. */
+export async function webhookEndpoints(app: FastifyInstance, deps: WebhookEndpointDeps) {
+  registerCreateWebhook(app, deps);
+  registerListWebhooks(app, deps);
+  registerDeleteWebhook(app, deps);
+}
+
+/** `POST /webhooks`: registers an endpoint once it answers a signed ping. */
+function registerCreateWebhook(app: FastifyInstance, deps: WebhookEndpointDeps) {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/webhooks',
     {
       config: limit('createWebhook'),
@@ -93,19 +99,7 @@ export async function webhookEndpoints(
 
       const secret = newWebhookSecret();
       const now = deps.clock.now();
-      const ping = pingEvent({ url, isTest: request.auth.isTest, createdAt: now });
-      const result = await signedPost(deps.sender, {
-        url,
-        secrets: [secret],
-        eventId: ping.id,
-        eventType: ping.type,
-        body: ping.body,
-        now,
-        timeoutMs: deps.pingTimeoutMs ?? PING_TIMEOUT_MS,
-      });
-      if (result.kind === 'failed') {
-        throw new AppError('MH_050', `Webhook URL unreachable: ${result.error}.`, { param: 'url' });
-      }
+      await assertReachable(deps, { url, secret, isTest: request.auth.isTest, now });
 
       const events: EventType[] | null = Array.isArray(request.body.events)
         ? [...new Set(request.body.events)]
@@ -115,8 +109,32 @@ export async function webhookEndpoints(
       return webhookEndpointView(created, secret);
     },
   );
+}
 
-  routes.get(
+/** POSTs a signed `ping` to a would-be endpoint; no HTTP response in time is MH_050. */
+async function assertReachable(
+  deps: WebhookEndpointDeps,
+  target: { url: string; secret: string; isTest: boolean; now: Date },
+) {
+  const { url, secret, now } = target;
+  const ping = pingEvent({ url, isTest: target.isTest, createdAt: now });
+  const result = await signedPost(deps.sender, {
+    url,
+    secrets: [secret],
+    eventId: ping.id,
+    eventType: ping.type,
+    body: ping.body,
+    now,
+    timeoutMs: deps.pingTimeoutMs ?? PING_TIMEOUT_MS,
+  });
+  if (result.kind === 'failed') {
+    throw new AppError('MH_050', `Webhook URL unreachable: ${result.error}.`, { param: 'url' });
+  }
+}
+
+/** `GET /webhooks`. */
+function registerListWebhooks(app: FastifyInstance, deps: WebhookEndpointDeps) {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/webhooks',
     {
       config: limit('listWebhooks'),
@@ -132,8 +150,11 @@ export async function webhookEndpoints(
       return { items: (await deps.webhooks.list(owner)).map((endpoint) => webhookEndpointView(endpoint)) };
     },
   );
+}
 
-  routes.delete(
+/** `DELETE /webhooks/{endpointId}`. */
+function registerDeleteWebhook(app: FastifyInstance, deps: WebhookEndpointDeps) {
+  app.withTypeProvider<ZodTypeProvider>().delete(
     '/webhooks/:endpointId',
     {
       config: limit('deleteWebhook'),
@@ -142,7 +163,7 @@ export async function webhookEndpoints(
         operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint',
         description: '`deleted` is false when no endpoint of yours has this id (deleting twice is harmless).',
-        params: z.object({ endpointId: integerId }),
+        params: endpointIdParams,
         response: { 200: z.object({ deleted: z.boolean() }), ...errorResponses },
       },
     },

@@ -4,7 +4,12 @@ import { z } from 'zod';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../../../domain/api-keys.ts';
 import type { Clock } from '../../../domain/clock.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { integrationSettingsSchema, mergeSettings, resolveSettings } from '../../../domain/integration.ts';
+import {
+  type IntegrationStatus,
+  integrationSettingsSchema,
+  mergeSettings,
+  resolveSettings,
+} from '../../../domain/integration.ts';
 import type { ApiKeyRecord, IntegrationRecord, IntegrationStore } from '../../../store/integrations.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
 
@@ -83,19 +88,43 @@ function notFound(id: number): never {
   throw new AppError('MH_016', `No integration with id ${id}.`, { status: 404, param: 'id' });
 }
 
-/** Operator endpoints: integrations, their keys, suspension. */
-export async function adminIntegrationEndpoints(
-  app: FastifyInstance,
-  deps: { integrations: IntegrationStore; clock: Clock },
-) {
-  const routes = app.withTypeProvider<ZodTypeProvider>();
-  const { integrations, clock } = deps;
+const createBody = z.object({ name, settings: integrationSettingsSchema.optional() }).strict();
+const updateBody = z.object({ name: name.optional(), settings: settingsPatch.optional() }).strict();
+const createKeyBody = z.object({ mode: z.enum(['test', 'live']) }).strict();
 
-  routes.post(
+interface IntegrationDeps {
+  integrations: IntegrationStore;
+  clock: Clock;
+}
+
+/** The integration with this id, or MH_016 (404). */
+export async function existingIntegration(
+  integrations: IntegrationStore,
+  id: number,
+): Promise<IntegrationRecord> {
+  return (await integrations.get(id)) ?? notFound(id);
+}
+
+/** Operator endpoints: integrations, their keys, suspension. */
+export async function adminIntegrationEndpoints(app: FastifyInstance, deps: IntegrationDeps) {
+  registerCreateIntegration(app, deps);
+  registerListIntegrations(app, deps);
+  registerGetIntegration(app, deps);
+  registerUpdateIntegration(app, deps);
+  registerSetIntegrationStatus(app, deps, 'suspend', 'suspended');
+  registerSetIntegrationStatus(app, deps, 'resume', 'active');
+  registerCreateKey(app, deps);
+  registerListKeys(app, deps);
+  registerRevokeKey(app, deps);
+}
+
+/** `POST /integrations`. */
+function registerCreateIntegration(app: FastifyInstance, { integrations, clock }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/integrations',
     {
       schema: {
-        body: z.object({ name, settings: integrationSettingsSchema.optional() }).strict(),
+        body: createBody,
         response: { 200: integrationSchema, ...errorResponses },
       },
     },
@@ -108,14 +137,24 @@ export async function adminIntegrationEndpoints(
       return presentIntegration(created);
     },
   );
+}
 
-  routes.get(
+/** `GET /integrations`. */
+function registerListIntegrations(app: FastifyInstance, { integrations }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/integrations',
-    { schema: { response: { 200: z.object({ items: z.array(integrationSchema) }), ...errorResponses } } },
+    {
+      schema: {
+        response: { 200: z.object({ items: z.array(integrationSchema) }), ...errorResponses },
+      },
+    },
     async () => ({ items: (await integrations.list()).map(presentIntegration) }),
   );
+}
 
-  routes.get(
+/** `GET /integrations/{id}`: the integration with its keys. */
+function registerGetIntegration(app: FastifyInstance, { integrations }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/integrations/:id',
     {
       schema: {
@@ -124,18 +163,21 @@ export async function adminIntegrationEndpoints(
       },
     },
     async (request) => {
-      const integration = (await integrations.get(request.params.id)) ?? notFound(request.params.id);
+      const integration = await existingIntegration(integrations, request.params.id);
       const keys = await integrations.listKeys(integration.id);
       return { ...presentIntegration(integration), keys: keys.map(presentKey) };
     },
   );
+}
 
-  routes.patch(
+/** `PATCH /integrations/{id}`: renames it and changes or removes setting overrides. */
+function registerUpdateIntegration(app: FastifyInstance, { integrations, clock }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().patch(
     '/integrations/:id',
     {
       schema: {
         params: idParams,
-        body: z.object({ name: name.optional(), settings: settingsPatch.optional() }).strict(),
+        body: updateBody,
         response: { 200: integrationSchema, ...errorResponses },
       },
     },
@@ -151,32 +193,43 @@ export async function adminIntegrationEndpoints(
       return presentIntegration(updated ?? notFound(request.params.id));
     },
   );
+}
 
-  for (const [action, status] of [
-    ['suspend', 'suspended'],
-    ['resume', 'active'],
-  ] as const) {
-    routes.post(
-      `/integrations/:id/${action}`,
-      { schema: { params: idParams, response: { 200: integrationSchema, ...errorResponses } } },
-      async (request) => {
-        const updated = await integrations.setStatus(request.params.id, status, clock.now());
-        return presentIntegration(updated ?? notFound(request.params.id));
+/** `POST /integrations/{id}/suspend` and `POST /integrations/{id}/resume`. */
+function registerSetIntegrationStatus(
+  app: FastifyInstance,
+  { integrations, clock }: IntegrationDeps,
+  action: 'suspend' | 'resume',
+  status: IntegrationStatus,
+) {
+  app.withTypeProvider<ZodTypeProvider>().post(
+    `/integrations/:id/${action}`,
+    {
+      schema: {
+        params: idParams,
+        response: { 200: integrationSchema, ...errorResponses },
       },
-    );
-  }
+    },
+    async (request) => {
+      const updated = await integrations.setStatus(request.params.id, status, clock.now());
+      return presentIntegration(updated ?? notFound(request.params.id));
+    },
+  );
+}
 
-  routes.post(
+/** `POST /integrations/{id}/keys`: a new API key, shown only in this response. */
+function registerCreateKey(app: FastifyInstance, { integrations, clock }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/integrations/:id/keys',
     {
       schema: {
         params: idParams,
-        body: z.object({ mode: z.enum(['test', 'live']) }).strict(),
+        body: createKeyBody,
         response: { 200: createdKeySchema, ...errorResponses },
       },
     },
     async (request) => {
-      const integration = (await integrations.get(request.params.id)) ?? notFound(request.params.id);
+      const integration = await existingIntegration(integrations, request.params.id);
       const key = generateApiKey(request.body.mode);
       const stored = await integrations.createKey({
         integrationId: integration.id,
@@ -194,8 +247,11 @@ export async function adminIntegrationEndpoints(
       };
     },
   );
+}
 
-  routes.get(
+/** `GET /integrations/{id}/keys`. */
+function registerListKeys(app: FastifyInstance, { integrations }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/integrations/:id/keys',
     {
       schema: {
@@ -204,14 +260,22 @@ export async function adminIntegrationEndpoints(
       },
     },
     async (request) => {
-      const integration = (await integrations.get(request.params.id)) ?? notFound(request.params.id);
+      const integration = await existingIntegration(integrations, request.params.id);
       return { items: (await integrations.listKeys(integration.id)).map(presentKey) };
     },
   );
+}
 
-  routes.post(
+/** `POST /keys/{id}/revoke`. */
+function registerRevokeKey(app: FastifyInstance, { integrations, clock }: IntegrationDeps) {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/keys/:id/revoke',
-    { schema: { params: idParams, response: { 200: apiKeySchema, ...errorResponses } } },
+    {
+      schema: {
+        params: idParams,
+        response: { 200: apiKeySchema, ...errorResponses },
+      },
+    },
     async (request) => {
       const revoked = await integrations.revokeKey(request.params.id, clock.now());
       if (!revoked)
