@@ -88,13 +88,6 @@ export interface AppDeps {
   metricsRegistry?: Registry;
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Resolves the caller of a request; exposed so every API scope authenticates the same way. */
-    authenticate(request: FastifyRequest): Promise<AuthContext>;
-  }
-}
-
 /** Builds the Fastify app: API under /api/v1, admin under /admin/v1, docs, health and metrics. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Requests the router refuses are answered before any hook runs, so they are recorded (metrics,
@@ -247,7 +240,6 @@ async function registerAuthentication(app: FastifyInstance, deps: AppDeps): Prom
   });
   const stopFollowingAuth = await authenticator.follow(deps.db, deps.logger);
   app.addHook('onClose', stopFollowingAuth);
-  app.decorate('authenticate', authenticator.authenticate);
   return authenticator;
 }
 
