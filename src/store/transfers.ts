@@ -9,6 +9,7 @@ import {
   type Transfer,
   type TransferStatus,
 } from '../domain/transfer.ts';
+import { claimExpiredQuotes } from './claims/expired-quotes.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
 import { readPage } from './paging.ts';
@@ -29,6 +30,31 @@ export interface TransferFilters {
   supportBundleId?: string | undefined;
 }
 
+/** A window of creation times, [from, to); an open end is unbounded. */
+interface CreatedWindow {
+  from: Date | undefined;
+  to: Date | undefined;
+}
+
+/** Transfers: quotes, lookups, listing, expiry and usage. */
+export function createTransferStore(db: Db) {
+  return {
+    insertQuote,
+    /** The outcome for a create whose externalId may be taken, read before pricing it. */
+    matchExternalId: (owner: Owner, externalId: string | null, fingerprint: Buffer) =>
+      matchExternalId(db, owner, externalId, fingerprint),
+    get: (owner: Owner, id: number) => getTransfer(db, owner, id),
+    markRecoverable,
+    getByExternalId: (owner: Owner, externalId: string) => getByExternalId(db, owner, externalId),
+    list: (owner: Owner, filters: TransferFilters, page: { limit: number; offset: number }) =>
+      listTransfers(db, owner, filters, page),
+    expireDue: (now: Date, batchSize: number) => expireDueQuotes(db, now, batchSize),
+    usage: (owner: Owner, window: CreatedWindow) => usage(db, owner, window),
+  };
+}
+
+export type TransferStore = ReturnType<typeof createTransferStore>;
+
 /** Inserts a quote unless its externalId (or, rarely, its support reference) is taken. */
 const INSERT_QUOTE_SQL = `
   INSERT INTO transfers (
@@ -43,194 +69,183 @@ const INSERT_QUOTE_SQL = `
   ON CONFLICT DO NOTHING
   RETURNING *`;
 
-/** Transfers: quotes, lookups, listing, expiry and usage. */
-export function createTransferStore(db: Db) {
-  async function rowByExternalId(sql: Sql, owner: Owner, externalId: string) {
-    const { rows } = await sql.query<TransferRow>(
-      'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
-      [owner.integrationId, owner.mode, externalId],
-    );
-    return rows[0];
+/**
+ * Inserts a quote and its `transfer.quote_created` event in the caller's transaction. A taken
+ * externalId answers the existing transfer when the request is the same, a conflict otherwise;
+ * a concurrent create with the same externalId waits for the first to commit and then sees it.
+ */
+async function insertQuote(tx: Sql, owner: Owner, quote: NewQuote): Promise<CreateQuoteResult> {
+  for (let attempt = 1; ; attempt++) {
+    const { rows } = await tx.query<TransferRow>(INSERT_QUOTE_SQL, [
+      owner.integrationId,
+      owner.mode,
+      quote.externalId,
+      supportBundleIdFrom(randomBytes(8)),
+      quote.fingerprint,
+      quote.tokenMint,
+      quote.tokenSymbol,
+      quote.tokenDecimals,
+      quote.amountRaw.toString(),
+      quote.amountTokens,
+      quote.sourceOwner,
+      quote.recipientWallet,
+      FUNDING_STRATEGY,
+      quote.hops,
+      quote.arrivalSeconds,
+      quote.tokenPriceUsd,
+      quote.priceSource,
+      quote.usdEquivalent,
+      quote.pricingTier,
+      quote.percentFeeBps,
+      quote.percentFeeRaw.toString(),
+      quote.integratorPercentShareRaw.toString(),
+      quote.netDeliveredRaw.toString(),
+      quote.flatFeeLamportsPerHop.toString(),
+      quote.totalFlatFeeLamports.toString(),
+      quote.integratorFlatShareLamports.toString(),
+      quote.quotedAt,
+      quote.expiresAt,
+    ]);
+    if (rows[0]) {
+      const transfer = toTransfer(rows[0]);
+      await appendTransferEvents(tx, transfer, TRANSITIONS.created.events, quote.quotedAt);
+      return { kind: 'created', transfer };
+    }
+    const taken = await matchExternalId(tx, owner, quote.externalId, quote.fingerprint);
+    if (taken) return taken;
+    // Otherwise the support reference collided (one in 10^12): draw another.
+    if (attempt === 3) throw new Error('no free support reference after 3 draws');
   }
-
-  /**
-   * The outcome for a create whose externalId is already taken (decision C6): the existing
-   * transfer when the request is the same, a conflict otherwise; null when the id is free.
-   */
-  async function matchExternalId(
-    sql: Sql,
-    owner: Owner,
-    externalId: string | null,
-    fingerprint: Buffer,
-  ): Promise<Exclude<CreateQuoteResult, { kind: 'created' }> | null> {
-    if (!externalId) return null;
-    const row = await rowByExternalId(sql, owner, externalId);
-    if (!row) return null;
-    const same = Buffer.from(row.create_fingerprint).equals(fingerprint);
-    return { kind: same ? 'existing' : 'conflict', transfer: toTransfer(row) };
-  }
-
-  return {
-    /**
-     * Inserts a quote and its `transfer.quote_created` event in the caller's transaction. A taken
-     * externalId answers the existing transfer when the request is the same, a conflict otherwise;
-     * a concurrent create with the same externalId waits for the first to commit and then sees it.
-     */
-    async insertQuote(tx: Sql, owner: Owner, quote: NewQuote): Promise<CreateQuoteResult> {
-      for (let attempt = 1; ; attempt++) {
-        const { rows } = await tx.query<TransferRow>(INSERT_QUOTE_SQL, [
-          owner.integrationId,
-          owner.mode,
-          quote.externalId,
-          supportBundleIdFrom(randomBytes(8)),
-          quote.fingerprint,
-          quote.tokenMint,
-          quote.tokenSymbol,
-          quote.tokenDecimals,
-          quote.amountRaw.toString(),
-          quote.amountTokens,
-          quote.sourceOwner,
-          quote.recipientWallet,
-          FUNDING_STRATEGY,
-          quote.hops,
-          quote.arrivalSeconds,
-          quote.tokenPriceUsd,
-          quote.priceSource,
-          quote.usdEquivalent,
-          quote.pricingTier,
-          quote.percentFeeBps,
-          quote.percentFeeRaw.toString(),
-          quote.integratorPercentShareRaw.toString(),
-          quote.netDeliveredRaw.toString(),
-          quote.flatFeeLamportsPerHop.toString(),
-          quote.totalFlatFeeLamports.toString(),
-          quote.integratorFlatShareLamports.toString(),
-          quote.quotedAt,
-          quote.expiresAt,
-        ]);
-        if (rows[0]) {
-          const transfer = toTransfer(rows[0]);
-          await appendTransferEvents(tx, transfer, TRANSITIONS.created.events, quote.quotedAt);
-          return { kind: 'created', transfer };
-        }
-        const taken = await matchExternalId(tx, owner, quote.externalId, quote.fingerprint);
-        if (taken) return taken;
-        // Otherwise the support reference collided (one in 10^12): draw another.
-        if (attempt === 3) throw new Error('no free support reference after 3 draws');
-      }
-    },
-
-    /** The outcome for a create whose externalId may be taken, read before pricing it. */
-    matchExternalId: (owner: Owner, externalId: string | null, fingerprint: Buffer) =>
-      matchExternalId(db, owner, externalId, fingerprint),
-
-    /** One transfer of this owner, or null (another owner's id is as unknown as a missing one). */
-    async get(owner: Owner, id: number) {
-      const { rows } = await db.query<TransferRow>(
-        'SELECT * FROM transfers WHERE id = $1 AND integration_id = $2 AND mode = $3',
-        [id, owner.integrationId, owner.mode],
-      );
-      return rows[0] ? toTransfer(rows[0]) : null;
-    },
-
-    /**
-     * The route cannot proceed (other terms than quoted, abandoned half-deployed, flagged by
-     * screening, past its deadline): status `failed`, phase `recoverable`. Returns the transfer as
-     * it now is, moved or not (a transfer already past the phases allowed is left as it is).
-     */
-    async markRecoverable(
-      tx: Sql,
-      transferId: number,
-      input: { lastError: Reason; recovery: Recovery; now: Date },
-    ): Promise<Transfer> {
-      const move = { name: 'recoverable', lastError: input.lastError, recovery: input.recovery } as const;
-      const moved = await applyMove(tx, transferId, move, input.now);
-      if (moved) return moved;
-      const { rows } = await tx.query<TransferRow>('SELECT * FROM transfers WHERE id = $1', [transferId]);
-      return toTransfer(rows[0]!);
-    },
-
-    /** The transfer of this owner with this externalId, or null. */
-    async getByExternalId(owner: Owner, externalId: string) {
-      const row = await rowByExternalId(db, owner, externalId);
-      return row ? toTransfer(row) : null;
-    },
-
-    /** A page of this owner's transfers, newest first, with the exact number matching the filters. */
-    async list(owner: Owner, filters: TransferFilters, page: { limit: number; offset: number }) {
-      const conditions = ['integration_id = $1', 'mode = $2'];
-      const params: unknown[] = [owner.integrationId, owner.mode];
-      const add = (condition: string, value: unknown) => {
-        params.push(value);
-        conditions.push(condition.replace('?', `$${params.length}`));
-      };
-      if (filters.status) add('status = ?', filters.status);
-      if (filters.fromDate) add('created_at >= ?', filters.fromDate);
-      if (filters.toDate) add('created_at < ?', filters.toDate);
-      if (filters.externalId) add('external_id = ?', filters.externalId);
-      if (filters.supportBundleId) add('support_bundle_id = ?', filters.supportBundleId);
-      const where = conditions.join(' AND ');
-      const { rows, total } = await readPage<TransferRow>(
-        db,
-        { select: '*', from: 'transfers', where, orderBy: 'created_at DESC, id DESC', params },
-        page,
-      );
-      return { items: rows.map(toTransfer), total };
-    },
-
-    /**
-     * Moves quotes whose `expiresAt` has passed to `expired`, with their events, in batches that
-     * several workers can share (`SKIP LOCKED`). Returns the transfers expired.
-     */
-    async expireDue(now: Date, batchSize: number): Promise<Transfer[]> {
-      return db.transaction(async (tx) => {
-        const { rows } = await tx.query<{ id: string }>(
-          `SELECT id FROM transfers WHERE status = 'quote' AND expires_at <= $1
-            ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-          [now, batchSize],
-        );
-        const expired: Transfer[] = [];
-        for (const { id } of rows) {
-          const transfer = await applyMove(tx, Number(id), { name: 'expired' }, now);
-          if (transfer) expired.push(transfer);
-        }
-        return expired;
-      });
-    },
-
-    /** Usage of an owner over transfers created in [from, to): counts and volume (revenue: the rewards ledger). */
-    async usage(owner: Owner, window: { from: Date | undefined; to: Date | undefined }) {
-      const params: unknown[] = [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null];
-      const scope = `integration_id = $1 AND mode = $2
-        AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)`;
-      const totals = await db.query<{
-        total: string;
-        completed: string;
-        failed: string;
-        expired: string;
-        processing: string;
-        volume_usd: number | null;
-      }>(
-        `SELECT count(*) AS total,
-                count(*) FILTER (WHERE status = 'completed') AS completed,
-                count(*) FILTER (WHERE status = 'failed') AS failed,
-                count(*) FILTER (WHERE status = 'expired') AS expired,
-                count(*) FILTER (WHERE status = 'processing') AS processing,
-                sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd
-           FROM transfers WHERE ${scope}`,
-        params,
-      );
-      const row = totals.rows[0]!;
-      return {
-        totalTransfers: Number(row.total),
-        completedTransfers: Number(row.completed),
-        failedTransfers: Number(row.failed),
-        expiredTransfers: Number(row.expired),
-        processingTransfers: Number(row.processing),
-        totalVolumeUsd: row.volume_usd ?? 0,
-      };
-    },
-  };
 }
 
-export type TransferStore = ReturnType<typeof createTransferStore>;
+/**
+ * The outcome for a create whose externalId is already taken (decision C6): the existing
+ * transfer when the request is the same, a conflict otherwise; null when the id is free.
+ */
+async function matchExternalId(
+  sql: Sql,
+  owner: Owner,
+  externalId: string | null,
+  fingerprint: Buffer,
+): Promise<Exclude<CreateQuoteResult, { kind: 'created' }> | null> {
+  if (!externalId) return null;
+  const row = await rowByExternalId(sql, owner, externalId);
+  if (!row) return null;
+  const same = Buffer.from(row.create_fingerprint).equals(fingerprint);
+  return { kind: same ? 'existing' : 'conflict', transfer: toTransfer(row) };
+}
+
+async function rowByExternalId(sql: Sql, owner: Owner, externalId: string) {
+  const { rows } = await sql.query<TransferRow>(
+    'SELECT * FROM transfers WHERE integration_id = $1 AND mode = $2 AND external_id = $3',
+    [owner.integrationId, owner.mode, externalId],
+  );
+  return rows[0];
+}
+
+/** One transfer of this owner, or null (another owner's id is as unknown as a missing one). */
+async function getTransfer(db: Db, owner: Owner, id: number): Promise<Transfer | null> {
+  const { rows } = await db.query<TransferRow>(
+    'SELECT * FROM transfers WHERE id = $1 AND integration_id = $2 AND mode = $3',
+    [id, owner.integrationId, owner.mode],
+  );
+  return rows[0] ? toTransfer(rows[0]) : null;
+}
+
+/**
+ * The route cannot proceed (other terms than quoted, abandoned half-deployed, flagged by
+ * screening, past its deadline): status `failed`, phase `recoverable`. Returns the transfer as
+ * it now is, moved or not (a transfer already past the phases allowed is left as it is).
+ */
+async function markRecoverable(
+  tx: Sql,
+  transferId: number,
+  input: { lastError: Reason; recovery: Recovery; now: Date },
+): Promise<Transfer> {
+  const move = { name: 'recoverable', lastError: input.lastError, recovery: input.recovery } as const;
+  const moved = await applyMove(tx, transferId, move, input.now);
+  if (moved) return moved;
+  const { rows } = await tx.query<TransferRow>('SELECT * FROM transfers WHERE id = $1', [transferId]);
+  return toTransfer(rows[0]!);
+}
+
+/** The transfer of this owner with this externalId, or null. */
+async function getByExternalId(db: Db, owner: Owner, externalId: string): Promise<Transfer | null> {
+  const row = await rowByExternalId(db, owner, externalId);
+  return row ? toTransfer(row) : null;
+}
+
+/** A page of this owner's transfers, newest first, with the exact number matching the filters. */
+async function listTransfers(
+  db: Db,
+  owner: Owner,
+  filters: TransferFilters,
+  page: { limit: number; offset: number },
+): Promise<{ items: Transfer[]; total: number }> {
+  const conditions = ['integration_id = $1', 'mode = $2'];
+  const params: unknown[] = [owner.integrationId, owner.mode];
+  const add = (condition: string, value: unknown) => {
+    params.push(value);
+    conditions.push(condition.replace('?', `$${params.length}`));
+  };
+  if (filters.status) add('status = ?', filters.status);
+  if (filters.fromDate) add('created_at >= ?', filters.fromDate);
+  if (filters.toDate) add('created_at < ?', filters.toDate);
+  if (filters.externalId) add('external_id = ?', filters.externalId);
+  if (filters.supportBundleId) add('support_bundle_id = ?', filters.supportBundleId);
+  const where = conditions.join(' AND ');
+  const { rows, total } = await readPage<TransferRow>(
+    db,
+    { select: '*', from: 'transfers', where, orderBy: 'created_at DESC, id DESC', params },
+    page,
+  );
+  return { items: rows.map(toTransfer), total };
+}
+
+/**
+ * Moves quotes whose `expiresAt` has passed to `expired`, with their events, in batches that
+ * several workers can share (`SKIP LOCKED`). Returns the transfers expired.
+ */
+function expireDueQuotes(db: Db, now: Date, batchSize: number): Promise<Transfer[]> {
+  return db.transaction(async (tx) => {
+    const expired: Transfer[] = [];
+    for (const id of await claimExpiredQuotes(tx, now, batchSize)) {
+      const transfer = await applyMove(tx, id, { name: 'expired' }, now);
+      if (transfer) expired.push(transfer);
+    }
+    return expired;
+  });
+}
+
+/** Usage of an owner over transfers created in [from, to): counts and volume (revenue: the rewards ledger). */
+async function usage(db: Db, owner: Owner, window: CreatedWindow) {
+  const params: unknown[] = [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null];
+  const scope = `integration_id = $1 AND mode = $2
+    AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)`;
+  const totals = await db.query<{
+    total: string;
+    completed: string;
+    failed: string;
+    expired: string;
+    processing: string;
+    volume_usd: number | null;
+  }>(
+    `SELECT count(*) AS total,
+            count(*) FILTER (WHERE status = 'completed') AS completed,
+            count(*) FILTER (WHERE status = 'failed') AS failed,
+            count(*) FILTER (WHERE status = 'expired') AS expired,
+            count(*) FILTER (WHERE status = 'processing') AS processing,
+            sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd
+       FROM transfers WHERE ${scope}`,
+    params,
+  );
+  const row = totals.rows[0]!;
+  return {
+    totalTransfers: Number(row.total),
+    completedTransfers: Number(row.completed),
+    failedTransfers: Number(row.failed),
+    expiredTransfers: Number(row.expired),
+    processingTransfers: Number(row.processing),
+    totalVolumeUsd: row.volume_usd ?? 0,
+  };
+}
