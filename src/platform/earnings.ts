@@ -40,6 +40,61 @@ function excess(
   return `Withdrawing ${what.amount} ${what.unit} would take what integrators are owed: ${what.holds} ${held}, ${reserved} of them integrators' (claimable, in pending claims, or their shares of routes still under way); at most ${most} can be withdrawn.`;
 }
 
+/** Amounts of lamports and of each mint's tokens. */
+interface Amounts {
+  lamports: bigint;
+  tokens: ReadonlyMap<Address, bigint>;
+}
+
+/**
+ * Refuses (MH_016) a withdrawal that would take what integrators are owed: `held` is what the
+ * config holds of each asset, `reserved` what integrators are owed of it.
+ */
+function refuseExcess(
+  withdrawal: EarningsWithdrawal,
+  config: Address,
+  held: Amounts,
+  reserved: Amounts,
+): void {
+  const { tokens } = withdrawal;
+  const refusals: [string, string][] = [];
+  const lamports = excess(
+    {
+      amount: withdrawal.lamports,
+      unit: 'lamports',
+      holds: `the protocol config ${config} holds, above its rent-exempt minimum,`,
+    },
+    held.lamports,
+    reserved.lamports,
+  );
+  if (lamports) refusals.push(['lamports', lamports]);
+  if (tokens) {
+    const refusal = excess(
+      {
+        amount: tokens.amountRaw,
+        unit: `raw units of ${tokens.mint}`,
+        holds: `the config's token account of that mint holds`,
+      },
+      held.tokens.get(tokens.mint) ?? 0n,
+      reserved.tokens.get(tokens.mint) ?? 0n,
+    );
+    if (refusal) refusals.push(['amountRaw', refusal]);
+  }
+  if (refusals.length > 0) {
+    throw new AppError('MH_016', refusals.map(([, message]) => message).join(' '), {
+      param: refusals[0]![0],
+    });
+  }
+}
+
+/** A withdrawal in words: its lamports and its tokens. */
+function describeWithdrawal(withdrawal: EarningsWithdrawal): string {
+  return [
+    ...(withdrawal.lamports > 0n ? [`${withdrawal.lamports} lamports`] : []),
+    ...(withdrawal.tokens ? [`${withdrawal.tokens.amountRaw} raw units of ${withdrawal.tokens.mint}`] : []),
+  ].join(' and ');
+}
+
 /**
  * Withdraws the platform's own earnings to `destination` (a wallet): `lamports` from the protocol
  * config, and `tokens` of one mint from the config's token account of it (into the destination's
@@ -70,34 +125,7 @@ export async function withdrawEarnings(
       heldEarnings(deps.chain, config, tokens ? [tokens.mint] : []),
       deps.chain.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE),
     ]);
-    const refusals: [string, string][] = [];
-    const lamports = excess(
-      {
-        amount: input.lamports,
-        unit: 'lamports',
-        holds: `the protocol config ${config} holds, above its rent-exempt minimum,`,
-      },
-      held.lamports,
-      reserved.lamports,
-    );
-    if (lamports) refusals.push(['lamports', lamports]);
-    if (tokens) {
-      const refusal = excess(
-        {
-          amount: tokens.amountRaw,
-          unit: `raw units of ${tokens.mint}`,
-          holds: `the config's token account of that mint holds`,
-        },
-        held.tokens.get(tokens.mint) ?? 0n,
-        reserved.tokens.get(tokens.mint) ?? 0n,
-      );
-      if (refusal) refusals.push(['amountRaw', refusal]);
-    }
-    if (refusals.length > 0) {
-      throw new AppError('MH_016', refusals.map(([, message]) => message).join(' '), {
-        param: refusals[0]![0],
-      });
-    }
+    refuseExcess(input, config, held, reserved);
 
     const earnings = {
       programAddress: platform.programAddress,
@@ -119,16 +147,12 @@ export async function withdrawEarnings(
       if (!(error instanceof PlatformTransactionError)) throw error;
       throw new AppError('MH_016', `Nothing was withdrawn: ${error.message}.`, { cause: error });
     }
-    const what = [
-      ...(input.lamports > 0n ? [`${input.lamports} lamports`] : []),
-      ...(tokens ? [`${tokens.amountRaw} raw units of ${tokens.mint}`] : []),
-    ].join(' and ');
     return {
       signature,
       destination: input.destination,
       lamports: input.lamports,
       tokens,
-      message: `Withdrew ${what} of the platform's earnings to ${input.destination}, in transaction ${signature}.`,
+      message: `Withdrew ${describeWithdrawal(input)} of the platform's earnings to ${input.destination}, in transaction ${signature}.`,
     };
   });
 }

@@ -136,14 +136,31 @@ function upgradeProblem(deployment: ProgramDeployment, platform: Platform): Plat
   return undefined;
 }
 
-/** Reads the program, the config and the wallets, and says what keeps the platform from working. */
-export async function readPlatformStatus(
+type WalletBalance = PlatformStatus['wallets'][PlatformRole];
+
+/** The rent-exempt minimums the platform's checks compare balances with. */
+interface Rents {
+  wallet: bigint;
+  config: bigint;
+  tokenAccount: bigint;
+}
+
+/** What the status reads of the chain. */
+interface StatusAccounts {
+  deployment: ProgramDeployment;
+  configAccount: EncodedAccount | null;
+  wallets: PlatformStatus['wallets'];
+  rents: Rents;
+}
+
+/** The accounts the status looks at, read in one batch, and the rents they are compared with. */
+async function readStatusAccounts(
   chain: StatusChain,
   platform: Platform,
-  options: CallOptions = {},
-): Promise<PlatformStatus> {
+  options: CallOptions,
+): Promise<StatusAccounts> {
   const roleAddresses = platformAddresses(platform);
-  const [accounts, walletRent, configRent, tokenAccountRent] = await Promise.all([
+  const [accounts, wallet, config, tokenAccount] = await Promise.all([
     chain.getAccounts(
       [
         platform.programAddress,
@@ -158,92 +175,155 @@ export async function readPlatformStatus(
     chain.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_SIZE, options),
   ]);
   const [programAccount, programDataAccount, configAccount, ...walletAccounts] = accounts;
-  const deployment = readProgramDeployment(programAccount ?? null, programDataAccount ?? null);
-  const upgradeAuthority = deployment.deployed && deployment.upgradeable ? deployment.upgradeAuthority : null;
   const wallets = Object.fromEntries(
     PLATFORM_ROLES.map((role, i) => [
       role,
       { address: roleAddresses[role], lamports: walletAccounts[i]?.lamports ?? 0n },
     ]),
   ) as PlatformStatus['wallets'];
+  return {
+    deployment: readProgramDeployment(programAccount ?? null, programDataAccount ?? null),
+    configAccount: configAccount ?? null,
+    wallets,
+    rents: { wallet, config, tokenAccount },
+  };
+}
 
-  const expected = expectedConfig(platform);
-  const onChain = configAccount ? decodeConfig(configAccount, platform.programAddress) : null;
-  const differences = (Object.keys(CONFIG_FIELDS) as (keyof ConfigValues)[]).filter(
-    (field) => onChain?.[field] !== expected[field],
-  );
+function programNotDeployed(platform: Platform): PlatformProblem {
+  return {
+    code: 'program_not_deployed',
+    message: `The router program is not deployed at ${platform.programAddress} on ${platform.cluster} (ROUTER_PROGRAM_ID says where): deploy it with the admin ${platform.admin.address} as its upgrade authority, then run \`${PLATFORM_INIT_COMMAND}\`.`,
+  };
+}
 
-  const problems: PlatformProblem[] = [];
-  if (!deployment.deployed) {
-    problems.push({
-      code: 'program_not_deployed',
-      message: `The router program is not deployed at ${platform.programAddress} on ${platform.cluster} (ROUTER_PROGRAM_ID says where): deploy it with the admin ${platform.admin.address} as its upgrade authority, then run \`${PLATFORM_INIT_COMMAND}\`.`,
-    });
+/** What keeps the config from holding the service's keys, and the admin from fixing it. */
+function configProblems(
+  platform: Platform,
+  deployment: ProgramDeployment,
+  config: Pick<PlatformStatus['config'], 'exists' | 'onChain' | 'expected' | 'differences'>,
+  admin: WalletBalance,
+  configRent: bigint,
+): PlatformProblem[] {
+  if (!config.exists) return missingConfigProblems(platform, deployment, admin, configRent);
+  if (!config.onChain) {
+    return [
+      {
+        code: 'config_invalid',
+        message: `The account at the config address ${platform.configAddress} is not a protocol config of the router program ${platform.programAddress}.`,
+      },
+    ];
   }
-  if (!configAccount) {
-    problems.push({
+  if (config.differences.length === 0) return [];
+  return differingConfigProblems(config.onChain, config.expected, config.differences, admin);
+}
+
+function missingConfigProblems(
+  platform: Platform,
+  deployment: ProgramDeployment,
+  admin: WalletBalance,
+  configRent: bigint,
+): PlatformProblem[] {
+  const problems: PlatformProblem[] = [
+    {
       code: 'config_missing',
       message: `The protocol config ${platform.configAddress} does not exist, so no route can be created (InvalidConfig): run \`${PLATFORM_INIT_COMMAND}\`.`,
-    });
-    const upgrade = upgradeProblem(deployment, platform);
-    if (upgrade) problems.push(upgrade);
-    const needed = configRent + LAMPORTS_PER_SIGNATURE;
-    if (wallets.admin.lamports < needed) {
-      problems.push({
-        code: 'wallet_unfunded',
-        role: 'admin',
-        message: `The admin ${wallets.admin.address} holds ${lamportsText(wallets.admin.lamports)}; initialising the config needs at least ${lamportsText(needed)} (the config's rent and the fee): fund it.`,
-      });
-    }
-  } else if (!onChain) {
+    },
+  ];
+  const upgrade = upgradeProblem(deployment, platform);
+  if (upgrade) problems.push(upgrade);
+  const needed = configRent + LAMPORTS_PER_SIGNATURE;
+  if (admin.lamports < needed) {
     problems.push({
-      code: 'config_invalid',
-      message: `The account at the config address ${platform.configAddress} is not a protocol config of the router program ${platform.programAddress}.`,
+      code: 'wallet_unfunded',
+      role: 'admin',
+      message: `The admin ${admin.address} holds ${lamportsText(admin.lamports)}; initialising the config needs at least ${lamportsText(needed)} (the config's rent and the fee): fund it.`,
     });
-  } else if (differences.length > 0) {
-    const listed = differences
-      .map((field) => `${CONFIG_FIELDS[field]} ${onChain[field]} (the service's: ${expected[field]})`)
-      .join(', ');
-    if (onChain.admin !== expected.admin) {
-      problems.push({
+  }
+  return problems;
+}
+
+function differingConfigProblems(
+  onChain: ConfigValues,
+  expected: ConfigValues,
+  differences: readonly (keyof ConfigValues)[],
+  admin: WalletBalance,
+): PlatformProblem[] {
+  const listed = differences
+    .map((field) => `${CONFIG_FIELDS[field]} ${onChain[field]} (the service's: ${expected[field]})`)
+    .join(', ');
+  if (onChain.admin !== expected.admin) {
+    return [
+      {
         code: 'config_admin_differs',
         message: `The protocol config differs from the service's keys: ${listed}. Only the config's admin ${onChain.admin} may change it: set PLATFORM_ADMIN_KEYPAIR to that key, or have that admin hand the config over to ${expected.admin}.`,
-      });
-    } else {
-      problems.push({
-        code: 'config_differs',
-        message: `The protocol config differs from the service's keys: ${listed}. Run \`${PLATFORM_INIT_COMMAND}\` to update it.`,
-      });
-      if (wallets.admin.lamports < LAMPORTS_PER_SIGNATURE) {
-        problems.push({
-          code: 'wallet_unfunded',
-          role: 'admin',
-          message: `The admin ${wallets.admin.address} holds ${lamportsText(wallets.admin.lamports)}; updating the config needs at least ${lamportsText(LAMPORTS_PER_SIGNATURE)} (the fee): fund it.`,
-        });
-      }
-    }
+      },
+    ];
   }
+  const problems: PlatformProblem[] = [
+    {
+      code: 'config_differs',
+      message: `The protocol config differs from the service's keys: ${listed}. Run \`${PLATFORM_INIT_COMMAND}\` to update it.`,
+    },
+  ];
+  if (admin.lamports < LAMPORTS_PER_SIGNATURE) {
+    problems.push({
+      code: 'wallet_unfunded',
+      role: 'admin',
+      message: `The admin ${admin.address} holds ${lamportsText(admin.lamports)}; updating the config needs at least ${lamportsText(LAMPORTS_PER_SIGNATURE)} (the fee): fund it.`,
+    });
+  }
+  return problems;
+}
+
+/** The wallets besides the admin that hold too little for their work. */
+function walletProblems(
+  platform: Platform,
+  wallets: PlatformStatus['wallets'],
+  rents: Rents,
+): PlatformProblem[] {
+  const problems: PlatformProblem[] = [];
   // Settlements pay into the config, never into a wallet. The fee wallet signs withdrawals from it
   // and pays each reward payout's network fee; a payout of wrapped SOL borrows from it the rent of
   // the account that unwraps it, beyond what the claim's own lamports cover (back within the same
   // transaction). A token account's rent is more than an empty wallet's rent-exempt minimum, so a
   // wallet that holds it after the fee stays rent exempt too.
-  const feeWalletNeeds = tokenAccountRent + LAMPORTS_PER_SIGNATURE;
+  const feeWalletNeeds = rents.tokenAccount + LAMPORTS_PER_SIGNATURE;
   if (wallets.feeWallet.lamports < feeWalletNeeds) {
     problems.push({
       code: 'wallet_unfunded',
       role: 'feeWallet',
-      message: `The ${PLATFORM_ROLE_NAMES.feeWallet} ${wallets.feeWallet.address} holds ${lamportsText(wallets.feeWallet.lamports)}, less than ${lamportsText(feeWalletNeeds)}: it pays each reward payout's network fee (${lamportsText(LAMPORTS_PER_SIGNATURE)}) and lends a payout of wrapped SOL up to a token account's rent (${lamportsText(tokenAccountRent)}, back in the same transaction), so reward claims fail (their amounts stay claimable) until it holds that; routes do not depend on it: fund it.`,
+      message: `The ${PLATFORM_ROLE_NAMES.feeWallet} ${wallets.feeWallet.address} holds ${lamportsText(wallets.feeWallet.lamports)}, less than ${lamportsText(feeWalletNeeds)}: it pays each reward payout's network fee (${lamportsText(LAMPORTS_PER_SIGNATURE)}) and lends a payout of wrapped SOL up to a token account's rent (${lamportsText(rents.tokenAccount)}, back in the same transaction), so reward claims fail (their amounts stay claimable) until it holds that; routes do not depend on it: fund it.`,
     });
   }
-  if (platform.screeningRequired && wallets.screeningAuthority.lamports < walletRent) {
+  if (platform.screeningRequired && wallets.screeningAuthority.lamports < rents.wallet) {
     problems.push({
       code: 'wallet_unfunded',
       role: 'screeningAuthority',
-      message: `The ${PLATFORM_ROLE_NAMES.screeningAuthority} ${wallets.screeningAuthority.address} holds ${lamportsText(wallets.screeningAuthority.lamports)}, less than a wallet's rent-exempt minimum (${lamportsText(walletRent)}); it pays the fee of every screening verdict: fund it.`,
+      message: `The ${PLATFORM_ROLE_NAMES.screeningAuthority} ${wallets.screeningAuthority.address} holds ${lamportsText(wallets.screeningAuthority.lamports)}, less than a wallet's rent-exempt minimum (${lamportsText(rents.wallet)}); it pays the fee of every screening verdict: fund it.`,
     });
   }
+  return problems;
+}
 
+/** Reads the program, the config and the wallets, and says what keeps the platform from working. */
+export async function readPlatformStatus(
+  chain: StatusChain,
+  platform: Platform,
+  options: CallOptions = {},
+): Promise<PlatformStatus> {
+  const { deployment, configAccount, wallets, rents } = await readStatusAccounts(chain, platform, options);
+  const upgradeAuthority = deployment.deployed && deployment.upgradeable ? deployment.upgradeAuthority : null;
+  const expected = expectedConfig(platform);
+  const onChain = configAccount ? decodeConfig(configAccount, platform.programAddress) : null;
+  const differences = (Object.keys(CONFIG_FIELDS) as (keyof ConfigValues)[]).filter(
+    (field) => onChain?.[field] !== expected[field],
+  );
+  const config = { exists: configAccount !== null, onChain, expected, differences };
+  const problems: PlatformProblem[] = [
+    ...(deployment.deployed ? [] : [programNotDeployed(platform)]),
+    ...configProblems(platform, deployment, config, wallets.admin, rents.config),
+    ...walletProblems(platform, wallets, rents),
+  ];
   return {
     cluster: platform.cluster,
     program: {
@@ -256,7 +336,7 @@ export async function readPlatformStatus(
     },
     config: {
       address: platform.configAddress,
-      exists: configAccount !== null && configAccount !== undefined,
+      exists: config.exists,
       onChain,
       expected,
       matches: onChain !== null && differences.length === 0,

@@ -1,0 +1,123 @@
+// kit's RPC client over a JSON-RPC endpoint, with what every call of the chain interface goes
+// through: a timeout per attempt, retries with jittered exponential backoff on transient failures
+// only, and every failure translated into a ChainError.
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type Commitment,
+  createDefaultRpcTransport,
+  createSolanaRpcFromTransport,
+  type Rpc,
+  type RpcTransport,
+  type SolanaRpcApi,
+} from '@solana/kit';
+import { ChainError } from '../errors.ts';
+import type { CallOptions, ReadOptions } from '../types.ts';
+import { classify, JsonRpcFailure } from './failures.ts';
+
+/** Options of createRpcChain. */
+export interface RpcChainOptions {
+  rpcUrl: string;
+  /** Extra HTTP headers (API keys of RPC providers). */
+  headers?: Record<string, string>;
+  /** Commitment of reads unless a call says otherwise (default `confirmed`). */
+  commitment?: Commitment;
+  /** Time limit of one attempt (default 10 s). */
+  timeoutMs?: number;
+  /** Attempts per call, the first included (default 3). */
+  maxAttempts?: number;
+  /** Base of the exponential backoff between attempts (default 250 ms). */
+  retryDelayMs?: number;
+  /** Cap of one backoff wait, Retry-After included (default 5 s). */
+  maxRetryDelayMs?: number;
+}
+
+type RetryPolicy = Required<
+  Pick<RpcChainOptions, 'timeoutMs' | 'maxAttempts' | 'retryDelayMs' | 'maxRetryDelayMs'>
+>;
+
+/** kit's RPC methods, and the call every request of the chain interface is sent through. */
+export interface RpcClient {
+  rpc: Rpc<SolanaRpcApi>;
+  /** Runs one request under the retry policy; `run` sends it with the attempt's abort signal. */
+  call<T>(method: string, run: (signal: AbortSignal) => Promise<T>, callOptions?: CallOptions): Promise<T>;
+  /** Commitment of reads unless a call says otherwise. */
+  defaultCommitment: Commitment;
+  /** A read's commitment: its own, else the default. */
+  commitmentOf(options?: ReadOptions): Commitment;
+}
+
+function aborted(method: string, cause: unknown): ChainError {
+  return new ChainError('CHAIN_ABORTED', `${method} was aborted`, { cause, context: { method } });
+}
+
+/** A transport that throws JSON-RPC errors before kit reshapes them, to keep their code and data. */
+function createTransport(options: RpcChainOptions): RpcTransport {
+  type TransportConfig = Parameters<typeof createDefaultRpcTransport>[0];
+  const base = createDefaultRpcTransport({
+    url: options.rpcUrl as `http${string}`,
+    headers: options.headers as TransportConfig['headers'],
+  });
+  return (async (config: Parameters<RpcTransport>[0]) => {
+    const response = await base(config);
+    if (response && typeof response === 'object' && 'error' in response && response.error) {
+      throw new JsonRpcFailure(response.error as { code: unknown; message: unknown; data?: unknown });
+    }
+    return response;
+  }) as RpcTransport;
+}
+
+async function callWithRetries<T>(
+  policy: RetryPolicy,
+  method: string,
+  run: (signal: AbortSignal) => Promise<T>,
+  callOptions?: CallOptions,
+): Promise<T> {
+  const callerSignal = callOptions?.signal;
+  for (let attempt = 1; ; attempt++) {
+    if (callerSignal?.aborted) throw aborted(method, callerSignal.reason);
+    const timeout = AbortSignal.timeout(policy.timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
+    try {
+      return await run(signal);
+    } catch (thrown) {
+      const error = classify(thrown, method, callerSignal);
+      if (!error.retryable || attempt >= policy.maxAttempts) throw error;
+      const backoff = Math.random() * policy.retryDelayMs * 2 ** (attempt - 1);
+      try {
+        await delay(Math.min(policy.maxRetryDelayMs, error.waitMs ?? backoff), undefined, {
+          signal: callerSignal,
+        });
+      } catch {
+        throw aborted(method, callerSignal?.reason);
+      }
+    }
+  }
+}
+
+/** Creates the RPC client of a JSON-RPC endpoint. */
+export function createRpcClient(options: RpcChainOptions): RpcClient {
+  const policy: RetryPolicy = {
+    timeoutMs: options.timeoutMs ?? 10_000,
+    maxAttempts: options.maxAttempts ?? 3,
+    retryDelayMs: options.retryDelayMs ?? 250,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 5000,
+  };
+  const defaultCommitment = options.commitment ?? 'confirmed';
+  return {
+    rpc: createSolanaRpcFromTransport(createTransport(options)),
+    call: (method, run, callOptions) => callWithRetries(policy, method, run, callOptions),
+    defaultCommitment,
+    commitmentOf: (o) => o?.commitment ?? defaultCommitment,
+  };
+}
+
+/** Reads `items` in pages of at most `size` (the most one call takes), in parallel, in order. */
+export async function inPages<T, R>(
+  items: readonly T[],
+  size: number,
+  read: (page: T[]) => Promise<R[]>,
+): Promise<R[]> {
+  const pages: T[][] = [];
+  for (let i = 0; i < items.length; i += size) pages.push(items.slice(i, i + size));
+  return (await Promise.all(pages.map(read))).flat();
+}
