@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { type ReconcileDeps, reconcileDeployment } from '../use-cases/reconcile.ts';
-import { runPeriodically } from './periodic.ts';
+import { drainClaims, runPeriodically } from './periodic.ts';
 
 /**
  * Looks at the chain for every prepared transfer, every `intervalMs` (decisions: 30 s), until its
@@ -19,26 +19,21 @@ export function createDeploymentReconciler(
   const batchSize = deps.batchSize ?? 50;
   /** Reconciles every transfer due now; answers how many it looked at. */
   async function runOnce(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const due = await deps.deployments.claimAwaitingDeployment(deps.clock.now(), intervalMs, batchSize);
-      for (const transfer of due) {
-        try {
-          const after = await reconcileDeployment(deps, transfer);
-          if (after.phase !== transfer.phase) {
-            deps.log.info(
-              { transferId: transfer.id, from: transfer.phase, to: after.phase },
-              'deployment reconciled',
-            );
-          }
-        } catch (error) {
-          // Claimed for one interval: the next round tries again.
-          deps.log.warn({ err: error, transferId: transfer.id }, 'reconciling a deployment failed');
+    return drainClaims({
+      claim: () => deps.deployments.claimAwaitingDeployment(deps.clock.now(), intervalMs, batchSize),
+      batchSize,
+      handle: async (transfer) => {
+        const after = await reconcileDeployment(deps, transfer);
+        if (after.phase !== transfer.phase) {
+          deps.log.info(
+            { transferId: transfer.id, from: transfer.phase, to: after.phase },
+            'deployment reconciled',
+          );
         }
-      }
-      total += due.length;
-      if (due.length < batchSize) return total;
-    }
+      },
+      onItemError: (transfer, error) =>
+        deps.log.warn({ err: error, transferId: transfer.id }, 'reconciling a deployment failed'),
+    });
   }
 
   return runPeriodically({

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { HopStore } from '../store/hops.ts';
 import { type OverdueDeps, settleOverdueRoute } from '../use-cases/overdue.ts';
 import type { RoutedTransfer } from '../use-cases/recovery.ts';
-import { runPeriodically } from './periodic.ts';
+import { drainClaims, runPeriodically } from './periodic.ts';
 
 /**
  * Looks, every `intervalMs` (30 s by default), for routes taken over whose on-chain deadline has
@@ -23,28 +23,19 @@ export function createOverdueRouteWorker(
   /** Settles every overdue route claimable now; answers how many it looked at. */
   async function runOnce(): Promise<number> {
     const chainNow = (await deps.chain.getClock()).unixTimestamp;
-    let total = 0;
-    for (;;) {
-      const due = await deps.hops.claimOverdue({
-        chainNow,
-        now: deps.clock.now(),
-        leaseMs: intervalMs,
-        limit: batchSize,
-      });
-      for (const transfer of due) {
-        try {
-          const after = await settleOverdueRoute(deps, transfer as RoutedTransfer);
-          if (after && after.phase !== transfer.phase) {
-            deps.log.info({ transferId: transfer.id, to: after.phase }, 'overdue route recorded');
-          }
-        } catch (error) {
-          // Claimed for one interval: the next round tries again.
-          deps.log.warn({ err: error, transferId: transfer.id }, 'settling an overdue route failed');
+    return drainClaims({
+      claim: () =>
+        deps.hops.claimOverdue({ chainNow, now: deps.clock.now(), leaseMs: intervalMs, limit: batchSize }),
+      batchSize,
+      handle: async (transfer) => {
+        const after = await settleOverdueRoute(deps, transfer as RoutedTransfer);
+        if (after && after.phase !== transfer.phase) {
+          deps.log.info({ transferId: transfer.id, to: after.phase }, 'overdue route recorded');
         }
-      }
-      total += due.length;
-      if (due.length < batchSize) return total;
-    }
+      },
+      onItemError: (transfer, error) =>
+        deps.log.warn({ err: error, transferId: transfer.id }, 'settling an overdue route failed'),
+    });
   }
 
   return runPeriodically({

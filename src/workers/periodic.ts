@@ -44,3 +44,30 @@ export function runPeriodically<T>(options: {
     },
   };
 }
+
+/**
+ * One round of a worker that claims its work: claims batches of up to `batchSize` until one comes
+ * back short, hands each item to `handle`, and answers how many it claimed. An item that fails is
+ * reported to `onItemError` and stays claimed until its claim lapses, when a later round (of this
+ * process or another) tries it again.
+ */
+export async function drainClaims<T>(options: {
+  claim: () => Promise<T[]>;
+  batchSize: number;
+  handle: (item: T) => Promise<void>;
+  onItemError: (item: T, error: unknown) => void;
+}): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const claimed = await options.claim();
+    for (const item of claimed) {
+      try {
+        await options.handle(item);
+      } catch (error) {
+        options.onItemError(item, error);
+      }
+    }
+    total += claimed.length;
+    if (claimed.length < options.batchSize) return total;
+  }
+}
