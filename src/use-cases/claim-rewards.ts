@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Address, Base64EncodedWireTransaction, Signature, TransactionError } from '@solana/kit';
+import type { Logger } from 'pino';
 import { associatedTokenAccount } from '../chain/earnings.ts';
 import { isChainError } from '../chain/errors.ts';
 import { rewardPayoutInstructions, signPayout } from '../chain/reward-payout.ts';
@@ -223,6 +224,31 @@ export async function settleClaim(
       return current();
     }
   }
+}
+
+/**
+ * Claim rewards, as the API asks it: a retry of a request whose process died after creating its
+ * claim answers that claim; otherwise a new claim is created and sent, and answered once its
+ * payout is confirmed or failed, or still `pending` after `waitMs` (or when sending failed: it
+ * stays stored and leased, and a worker completes it once the lease lapses).
+ */
+export async function claimRewards(
+  deps: ClaimDeps,
+  input: { owner: Owner; minimumLamports: bigint; request: { apiKeyId: number; idempotencyKey: string } },
+  options: { waitMs: number; log: Pick<Logger, 'warn'> },
+): Promise<RewardClaim> {
+  const existing = await deps.rewards.claimOfRequest(input.request.apiKeyId, input.request.idempotencyKey);
+  if (existing) return existing;
+  const created = await createClaim(deps, input);
+  return settleClaim(deps, created, { firstSend: true, signal: AbortSignal.timeout(options.waitMs) }).catch(
+    (error: unknown) => {
+      options.log.warn(
+        { err: error, claimId: created.id },
+        'sending a reward claim failed; it stays pending',
+      );
+      return created;
+    },
+  );
 }
 
 /**

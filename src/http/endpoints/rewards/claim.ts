@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { minimumClaimLamports } from '../../../domain/rewards.ts';
-import type { RewardStore } from '../../../store/rewards.ts';
-import { type ClaimDeps, createClaim, settleClaim } from '../../../use-cases/claim-rewards.ts';
+import { type ClaimDeps, claimRewards } from '../../../use-cases/claim-rewards.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { claimSchema, claimView } from '../../schemas/rewards.ts';
@@ -14,7 +13,7 @@ const DEFAULT_WAIT_MS = 20_000;
 /** `POST /rewards/claim`: pays everything claimable to the rewards wallet. */
 export async function claimEndpoint(
   app: FastifyInstance,
-  deps: { rewards: RewardStore; claims: ClaimDeps; minClaimLamports: bigint; claimWaitMs?: number },
+  deps: { claims: ClaimDeps; minClaimLamports: bigint; claimWaitMs?: number },
 ) {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/rewards/claim',
@@ -33,25 +32,15 @@ export async function claimEndpoint(
       const { owner, settings, apiKeyId } = request.auth;
       // The route requires an Idempotency-Key, validated before the handler runs.
       const idempotencyKey = String(request.headers['idempotency-key']);
-      // A retry of a request whose process died after creating its claim answers that claim.
-      const existing = await deps.rewards.claimOfRequest(apiKeyId, idempotencyKey);
-      if (existing) return { claim: claimView(existing) };
-      const created = await createClaim(deps.claims, {
-        owner,
-        minimumLamports: minimumClaimLamports(settings, deps.minClaimLamports),
-        request: { apiKeyId, idempotencyKey },
-      });
-      const claim = await settleClaim(deps.claims, created, {
-        firstSend: true,
-        signal: AbortSignal.timeout(deps.claimWaitMs ?? DEFAULT_WAIT_MS),
-      }).catch((error: unknown) => {
-        // Stored and leased: a worker completes it once the lease lapses.
-        request.log.warn(
-          { err: error, claimId: created.id },
-          'sending a reward claim failed; it stays pending',
-        );
-        return created;
-      });
+      const claim = await claimRewards(
+        deps.claims,
+        {
+          owner,
+          minimumLamports: minimumClaimLamports(settings, deps.minClaimLamports),
+          request: { apiKeyId, idempotencyKey },
+        },
+        { waitMs: deps.claimWaitMs ?? DEFAULT_WAIT_MS, log: request.log },
+      );
       return { claim: claimView(claim) };
     },
   );
