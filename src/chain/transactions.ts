@@ -51,9 +51,9 @@ function messageOf(input: UnsignedTransaction) {
     createTransactionMessage({ version: input.version }),
     (message) => setTransactionMessageFeePayerSigner(createNoopSigner(input.feePayer), message),
     (message) => setTransactionMessageLifetimeUsingBlockhash(input.lifetime, message),
-    (message) => appendTransactionMessageInstructions(input.instructions, message),
     (message) => setTransactionMessageComputeUnitPrice(input.microLamportsPerCu, message),
     (message) => updateOrAppendSetComputeUnitLimitInstruction(input.computeUnitLimit, message),
+    (message) => appendTransactionMessageInstructions(input.instructions, message),
   );
 }
 

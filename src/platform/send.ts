@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   appendTransactionMessageInstructions,
   createTransactionMessage,
@@ -12,7 +11,7 @@ import {
   signTransactionMessageWithSigners,
   type TransactionSigner,
 } from '@solana/kit';
-import { isChainError } from '../chain/errors.ts';
+import { landTransaction } from '../chain/landing.ts';
 import { describeTransactionError as describeError } from '../chain/router/errors.ts';
 import type {
   BlockHeightReader,
@@ -33,9 +32,10 @@ export class PlatformTransactionError extends Error {
 }
 
 /**
- * Signs one transaction of `instructions` paid by `payer`, sends it and waits until the chain
- * confirms it, polling its status: the chain interface has no subscriptions, which kit's
- * sendAndConfirm factory needs. Gives up once the transaction's blockhash has expired.
+ * Signs one transaction of `instructions` paid by `payer` and lands it (src/chain/landing.ts): the
+ * same bytes sent again every couple of seconds until the chain confirms them, or their blockhash
+ * expired unlanded. Throws a PlatformTransactionError when the chain refused, failed or never
+ * confirmed it.
  */
 export async function sendAndConfirm(
   chain: TransactionChain,
@@ -53,23 +53,20 @@ export async function sendAndConfirm(
     (message) => signTransactionMessageWithSigners(message),
   );
   const signature = getSignatureFromTransaction(transaction);
-  try {
-    await chain.sendTransaction(getBase64EncodedWireTransaction(transaction), { signal });
-  } catch (error) {
-    if (!isChainError(error, 'CHAIN_PREFLIGHT_FAILED')) throw error;
-    throw new PlatformTransactionError(
-      `the chain refused the transaction: ${describeError(error.context.transactionError)}`,
-      { cause: error },
-    );
+  const outcome = await landTransaction(
+    chain,
+    {
+      base64: getBase64EncodedWireTransaction(transaction),
+      signature,
+      validUntil: lifetime.lastValidBlockHeight,
+    },
+    { now: Date.now, pollMs: options.pollMs ?? 500, ...(signal ? { signal } : {}) },
+  );
+  if (outcome === 'expired') {
+    throw new PlatformTransactionError(`transaction ${signature} expired before it was confirmed`);
   }
-  for (;;) {
-    const [status] = await chain.getSignatureStatuses([signature], { signal });
-    if (status?.err)
-      throw new PlatformTransactionError(`transaction ${signature} failed: ${describeError(status.err)}`);
-    if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized')
-      return signature;
-    if ((await chain.getBlockHeight({ signal })) > lifetime.lastValidBlockHeight)
-      throw new PlatformTransactionError(`transaction ${signature} expired before it was confirmed`);
-    await delay(options.pollMs ?? 500, undefined, { signal });
+  if (outcome !== null) {
+    throw new PlatformTransactionError(`transaction ${signature} failed: ${describeError(outcome)}`);
   }
+  return signature;
 }

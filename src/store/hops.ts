@@ -34,7 +34,7 @@ export function createHopStore(db: Db, secrets: SecretBox) {
   return {
     claimDue: (input: RouteClaim) => claimDueHops(db, secrets, input),
     claimOverdue: (input: RouteClaim) => claimOverdueRoutes(db, input),
-    nextDueAt: () => nextDueAt(db),
+    nextDueAt: (now: Date) => nextDueAt(db, now),
     storeHopTransaction: (transferId: number, claim: string, hop: StoredHopTransaction) =>
       storeHopTransaction(db, transferId, claim, hop),
     release: (transferId: number, claim: string, input: HopRelease) =>
@@ -46,10 +46,15 @@ export function createHopStore(db: Db, secrets: SecretBox) {
 
 export type HopStore = ReturnType<typeof createHopStore>;
 
-/** When the keeper next has work on any route (chain unix seconds), or null when none is left. */
-async function nextDueAt(db: Db): Promise<bigint | null> {
+/**
+ * When the keeper next has work on a route no live claim holds (chain unix seconds), or null when
+ * none is left: a route in a worker's hands is not waited for again.
+ */
+async function nextDueAt(db: Db, now: Date): Promise<bigint | null> {
   const { rows } = await db.query<{ due: string | null }>(
-    `SELECT min(keeper_due_at) AS due FROM transfers WHERE status = 'processing'`,
+    `SELECT min(keeper_due_at) AS due FROM transfers
+      WHERE status = 'processing' AND (keeper_claimed_until IS NULL OR keeper_claimed_until < $1)`,
+    [now],
   );
   return rows[0]?.due ? BigInt(rows[0].due) : null;
 }

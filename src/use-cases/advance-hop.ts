@@ -5,6 +5,7 @@ import {
   type Signature,
   type TransactionError,
 } from '@solana/kit';
+import { landTransaction } from '../chain/landing.ts';
 import type { Route } from '../chain/router/accounts.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -29,7 +30,7 @@ import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, HopStore, StoredHopTransaction } from '../store/hops.ts';
 import type { TransferStore } from '../store/transfers.ts';
-import { classifyHopError, readHopState, sendAndWait, signedByKeeper } from './hop-transactions.ts';
+import { classifyHopError, readHopState, signedByKeeper } from './hop-transactions.ts';
 import type { RoutedTransfer } from './recovery.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
@@ -79,6 +80,9 @@ export type KeeperEvent =
   | { kind: 'hop_retried'; transferId: number; step: number; reason: string }
   | { kind: 'route_failed'; transferId: number; reason: string }
   | { kind: 'keeper_low'; transferId: number; lamports: bigint };
+
+/** How the keeper lands its transactions: paced by the service's clock, read as often as it says. */
+const landing = (deps: KeeperDeps) => ({ now: () => deps.clock.now().getTime(), pollMs: deps.pollMs });
 
 /** One round of the keeper's work on a claimed route, as read at its start. */
 interface HopRound {
@@ -145,7 +149,7 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
     signature: transaction.signature,
     resent: transaction === claimed.hopTransaction,
   });
-  const outcome = await sendAndWait(deps, transaction);
+  const outcome = await landTransaction(deps.chain, transaction, landing(deps));
   if (outcome === null) return recordHop(round, transaction.signature, false);
   return answerFailedHop(round, keeper, outcome);
 }
@@ -351,7 +355,7 @@ async function failRoute(
     transfer.route.hopPriorityMicroLamports,
     COMPUTE_UNIT_LIMITS.executeStep,
   );
-  const outcome = await sendAndWait(deps, marked);
+  const outcome = await landTransaction(deps.chain, marked, landing(deps));
   if (outcome !== null)
     throw new Error(
       `marking route ${transfer.route.address} failed did not land: ${JSON.stringify(outcome)}`,

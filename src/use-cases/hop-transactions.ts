@@ -1,15 +1,12 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Address,
   appendTransactionMessageInstructions,
-  type Base64EncodedWireTransaction,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
   type Instruction,
   type KeyPairSigner,
   pipe,
-  type Signature,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
@@ -20,16 +17,9 @@ import {
   updateOrAppendSetComputeUnitLimitInstruction,
 } from '@solana-program/compute-budget';
 import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
-import { isChainError } from '../chain/errors.ts';
 import { decodeRoute, type Route } from '../chain/router/accounts.ts';
 import { describeRouterFailure, routerErrorName, tokenErrorName } from '../chain/router/errors.ts';
-import type {
-  AccountReader,
-  BlockHeightReader,
-  BlockhashLifetime,
-  SignatureStatusReader,
-  TransactionSender,
-} from '../chain/types.ts';
+import type { AccountReader, BlockhashLifetime } from '../chain/types.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { StoredHopTransaction } from '../store/hops.ts';
 
@@ -87,9 +77,9 @@ export async function signedByKeeper(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(keeper, message),
     (message) => setTransactionMessageLifetimeUsingBlockhash(lifetime, message),
-    (message) => appendTransactionMessageInstructions(instructions, message),
     (message) => setTransactionMessageComputeUnitPrice(microLamportsPerCu, message),
     (message) => updateOrAppendSetComputeUnitLimitInstruction(computeUnitLimit, message),
+    (message) => appendTransactionMessageInstructions(instructions, message),
     (message) => signTransactionMessageWithSigners(message),
   );
   return {
@@ -97,36 +87,6 @@ export async function signedByKeeper(
     signature: getSignatureFromTransaction(transaction),
     validUntil: lifetime.lastValidBlockHeight,
   };
-}
-
-/**
- * Sends a stored transaction (resending the same bytes is harmless) and waits until it lands or
- * its blockhash expires. Answers null when it landed and succeeded, its error otherwise, or
- * 'expired'. A refusal in preflight counts as landing with that error: nothing was charged.
- */
-export async function sendAndWait(
-  deps: { chain: TransactionSender & SignatureStatusReader & BlockHeightReader; pollMs?: number | undefined },
-  transaction: StoredHopTransaction,
-): Promise<TransactionError | 'expired' | null> {
-  try {
-    await deps.chain.sendTransaction(transaction.base64 as Base64EncodedWireTransaction);
-  } catch (error) {
-    if (isChainError(error, 'CHAIN_PREFLIGHT_FAILED') && error.context.transactionError) {
-      return error.context.transactionError;
-    }
-    if (!isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND')) throw error;
-  }
-  const signature = transaction.signature as Signature;
-  for (;;) {
-    const [status] = await deps.chain.getSignatureStatuses([signature]);
-    if (status) return status.err;
-    if ((await deps.chain.getBlockHeight()) > transaction.validUntil) {
-      // It may have landed in its last valid block, after the status above was read.
-      const [last] = await deps.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
-      return last ? last.err : 'expired';
-    }
-    await delay(deps.pollMs ?? 400);
-  }
 }
 
 /**

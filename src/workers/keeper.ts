@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { hopRetryDelayMs } from '../domain/route.ts';
@@ -108,7 +109,7 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
    * Advances the routes due now, `concurrency` at a time, claiming more once half the slots are
    * free, until a claim finds fewer than it asked for; answers how many it advanced.
    */
-  const runOnce = (): Promise<number> => advanceDueRoutes(keeper, { leaseMs, concurrency });
+  const runOnce = (): Promise<number> => advanceDueRoutes(keeper, { leaseMs, concurrency, maxSleepMs });
 
   async function loop() {
     const subscription = await keepListening(deps.listen, KEEPER_CHANNEL, {
@@ -151,29 +152,52 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
   };
 }
 
-/** See the worker's `runOnce`. */
+/**
+ * See the worker's `runOnce`. While routes are in hand the worker keeps looking for others that
+ * fall due (at their due time on the chain's clock, or every `maxSleepMs`), so one hop slow to
+ * land (a dropped transaction waits out its blockhash) never holds back another route.
+ */
 async function advanceDueRoutes(
   keeper: KeeperDeps & Pick<KeeperWorkerDeps, 'log'>,
-  { leaseMs, concurrency }: { leaseMs: number; concurrency: number },
+  { leaseMs, concurrency, maxSleepMs }: { leaseMs: number; concurrency: number; maxSleepMs: number },
 ): Promise<number> {
   let total = 0;
   let more = true;
   const inFlight = new Set<Promise<void>>();
-  for (;;) {
-    const free = concurrency - inFlight.size;
-    // Claims come in batches (half the slots at least): one claim per route costs as much again.
-    if (more && free >= Math.ceil(concurrency / 2)) {
-      const chainNow = (await keeper.chain.getClock()).unixTimestamp;
-      const claimed = await keeper.hops.claimDue({ chainNow, now: keeper.clock.now(), leaseMs, limit: free });
-      more = claimed.length === free;
-      total += claimed.length;
-      for (const route of claimed) {
-        const advancing: Promise<void> = advance(keeper, route).finally(() => inFlight.delete(advancing));
-        inFlight.add(advancing);
+  // Wakes the round when the next route falls due; cancelled when the round ends.
+  const cancel = new AbortController();
+  let due: Promise<'due'> | undefined;
+  try {
+    for (;;) {
+      const free = concurrency - inFlight.size;
+      // Claims come in batches (half the slots at least): one claim per route costs as much again.
+      if (more && free >= Math.ceil(concurrency / 2)) {
+        const chainNow = (await keeper.chain.getClock()).unixTimestamp;
+        const claimed = await keeper.hops.claimDue({
+          chainNow,
+          now: keeper.clock.now(),
+          leaseMs,
+          limit: free,
+        });
+        more = claimed.length === free;
+        total += claimed.length;
+        for (const route of claimed) {
+          const advancing: Promise<void> = advance(keeper, route).finally(() => inFlight.delete(advancing));
+          inFlight.add(advancing);
+        }
+      }
+      if (inFlight.size === 0) return total;
+      due ??= untilNextDue(keeper, maxSleepMs).then((ms) =>
+        delay(ms, 'due' as const, { signal: cancel.signal }),
+      );
+      if ((await Promise.race([...inFlight, due])) === 'due') {
+        due = undefined;
+        more = true;
       }
     }
-    if (inFlight.size === 0) return total;
-    await Promise.race(inFlight);
+  } finally {
+    cancel.abort();
+    due?.catch(() => {});
   }
 }
 
@@ -206,8 +230,14 @@ async function advance(
 }
 
 /** How long until the next step falls due, by the chain's clock. */
-async function untilNextDue(keeper: Pick<KeeperDeps, 'hops' | 'chain'>, maxSleepMs: number): Promise<number> {
-  const [next, clock] = await Promise.all([keeper.hops.nextDueAt(), keeper.chain.getClock()]);
+async function untilNextDue(
+  keeper: Pick<KeeperDeps, 'hops' | 'chain' | 'clock'>,
+  maxSleepMs: number,
+): Promise<number> {
+  const [next, clock] = await Promise.all([
+    keeper.hops.nextDueAt(keeper.clock.now()),
+    keeper.chain.getClock(),
+  ]);
   if (next === null) return maxSleepMs;
   return Math.max(50, Math.min(maxSleepMs, Number(next - clock.unixTimestamp) * 1000));
 }

@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { Address, Base64EncodedWireTransaction, Signature } from '@solana/kit';
-import { getBase64Encoder, getSignatureFromTransaction, getTransactionDecoder } from '@solana/kit';
+import {
+  decompileTransactionMessage,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
+} from '@solana/kit';
+import { COMPUTE_BUDGET_PROGRAM_ADDRESS } from '@solana-program/compute-budget';
 import { isChainError } from '../../src/chain/errors.ts';
 import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
@@ -127,6 +134,90 @@ describe('hops that do not land the first time', () => {
     assert.equal(await lamports(t, route.keeper), keeperBefore - BigInt(fee));
   });
 
+  test('a hop the network dropped is sent again, the same bytes, and lands before its blockhash expires', async () => {
+    const route = await dueRoute();
+    const sends: WireTransactionInput[] = [];
+    const chain: Chain = {
+      ...t.chain.chain,
+      // An RPC node that accepts the first two sends of a hop but never forwards them.
+      async sendTransaction(wire, options) {
+        sends.push(wire);
+        if (sends.length <= 2) return signatureOf(wire);
+        return t.chain.chain.sendTransaction(wire, options);
+      },
+    };
+    const keeper = keeperWorker(t, { chain });
+    const round = keeper.runOnce();
+    await waitUntil(async () => sends.length >= 1, 'the hop was sent', 10_000);
+    // Every 2 s on the service's clock the keeper sends the same bytes again.
+    for (const expected of [2, 3]) {
+      t.clock.advance(2_000);
+      await waitUntil(async () => sends.length >= expected, `send ${expected} of the hop`, 10_000);
+    }
+    assert.equal(await round, 1);
+    assert.equal(new Set(sends.map(String)).size, 1, 'one transaction, sent three times');
+    await expectFirstHopOnce(route.id, signatureOf(sends[0]!));
+    assert.equal(await keeper.hops('retried'), 0, 'nothing was given up');
+  });
+
+  test('a hop counts as landed only once confirmed: a processed status is waited out', async () => {
+    const route = await dueRoute();
+    const confirmed = signal<void>();
+    let processedReads = 0;
+    let open = false;
+    void confirmed.promise.then(() => {
+      open = true;
+    });
+    const chain: Chain = {
+      ...t.chain.chain,
+      // The node shows the hop `processed` until the test lets it be `confirmed`.
+      async getSignatureStatuses(signatures, options) {
+        const statuses = await t.chain.chain.getSignatureStatuses(signatures, options);
+        if (open) return statuses;
+        return statuses.map((status) => {
+          if (!status) return status;
+          processedReads += 1;
+          return { ...status, confirmationStatus: 'processed' as const };
+        });
+      },
+    };
+    const keeper = keeperWorker(t, { chain });
+    const round = keeper.runOnce();
+    await waitUntil(async () => processedReads >= 3, 'the hop was seen processed', 10_000);
+    assert.equal(
+      (await transferOf(caller, route.id)).progress.hopsCompleted,
+      0,
+      'not recorded while processed',
+    );
+    confirmed.resolve();
+    assert.equal(await round, 1);
+    await expectFirstHopOnce(route.id, (await transferOf(caller, route.id)).signatures.hops[0]!);
+  });
+
+  test('every transaction the keeper signs puts its compute budget first', async () => {
+    const route = await dueRoute();
+    const sent: WireTransactionInput[] = [];
+    const chain: Chain = {
+      ...t.chain.chain,
+      async sendTransaction(wire, options) {
+        sent.push(wire);
+        return t.chain.chain.sendTransaction(wire, options);
+      },
+    };
+    assert.equal(await keeperWorker(t, { chain }).runOnce(), 1);
+    await expectFirstHopOnce(route.id, signatureOf(sent[0]!));
+    const message = decompileTransactionMessage(
+      getCompiledTransactionMessageDecoder().decode(
+        getTransactionDecoder().decode(getBase64Encoder().encode(sent[0] as string)).messageBytes,
+      ),
+    );
+    const programs = (message.instructions as readonly { programAddress: Address }[]).map(
+      (instruction) => instruction.programAddress,
+    );
+    assert.deepEqual(programs.slice(0, 2), [COMPUTE_BUDGET_PROGRAM_ADDRESS, COMPUTE_BUDGET_PROGRAM_ADDRESS]);
+    assert.equal(programs.at(-1), t.platform.programAddress);
+  });
+
   test('a hop that landed in the last valid block, after a status read that missed it, is recorded and not replaced', async () => {
     const route = await dueRoute();
     let sent: WireTransactionInput | undefined;
@@ -219,6 +310,41 @@ describe('hops that do not land the first time', () => {
     await round;
     while (!(await allCompleted(t, routes))) assert.ok((await keeper.runOnce()) > 0, 'work is left');
     assert.equal(new Set(sent).size, 12, 'every hop sent once');
+  });
+
+  test('a hop slow to land holds back no route that falls due meanwhile', async () => {
+    const [first] = await deployDueRoutes(t, caller, [usdc]);
+    const landed = signal<void>();
+    let slow: Signature | undefined;
+    const sent: Signature[] = [];
+    const chain: Chain = {
+      ...t.chain.chain,
+      async sendTransaction(wire, options) {
+        const signature = await t.chain.chain.sendTransaction(wire, options);
+        slow ??= signature;
+        sent.push(signature);
+        return signature;
+      },
+      // The first route's hop lands, but its status takes until the test says so to come back.
+      async getSignatureStatuses(signatures, options) {
+        if (signatures.includes(slow!)) await landed.promise;
+        return t.chain.chain.getSignatureStatuses(signatures, options);
+      },
+    };
+    const keeper = keeperWorker(t, { chain });
+    const round = keeper.runOnce();
+    await waitUntil(async () => sent.length === 1, 'the first route’s hop was sent', 10_000);
+    // Another route is taken over while the first hop is in hand, and falls due.
+    const [second] = await deployDueRoutes(t, caller, [usdc]);
+    await waitUntil(
+      async () => (await transferOf(caller, second!.id)).progress.hopsCompleted === 1,
+      'the second route’s first hop landed while the first one waits',
+      15_000,
+    );
+    assert.equal((await transferOf(caller, first!.id)).progress.hopsCompleted, 0);
+    landed.resolve();
+    assert.equal(await round, 2);
+    assert.equal((await transferOf(caller, first!.id)).progress.hopsCompleted, 1);
   });
 
   test('a keeper that cannot pay its fee: retried with backoff, reported low, and the hop runs once it is funded', async () => {
