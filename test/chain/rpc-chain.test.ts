@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { type Address, getBase58Decoder } from '@solana/kit';
 import { type ChainErrorCode, isChainError } from '../../src/chain/errors.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
+import { dependencyDeadline } from '../../src/use-cases/deadline.ts';
 
 type Reply = (req: IncomingMessage, res: ServerResponse, body: { id: unknown; method: string }) => void;
 
@@ -106,6 +107,14 @@ test('a node that does not answer times out each attempt', async () => {
     chainFor({ timeoutMs: 300, maxAttempts: 2 }).getSlot(),
     expectCode('CHAIN_TIMEOUT', true),
   );
+  assert.deepEqual(seen, ['getSlot', 'getSlot']);
+});
+
+test('with the defaults, an attempt that hangs is retried within the deadline a request gives its dependencies', async () => {
+  const hang: Reply = () => {};
+  reset([hang, result(42)]);
+  // Answered before the request's deadline fired (it would abort the call).
+  assert.equal(await createRpcChain({ rpcUrl: url }).getSlot({ signal: dependencyDeadline() }), 42n);
   assert.deepEqual(seen, ['getSlot', 'getSlot']);
 });
 

@@ -21,7 +21,10 @@ export interface RpcChainOptions {
   headers?: Record<string, string>;
   /** Commitment of reads unless a call says otherwise (default `confirmed`). */
   commitment?: Commitment;
-  /** Time limit of one attempt (default 10 s). */
+  /**
+   * Time limit of one attempt (default 3 s): three attempts and their backoff fit within the
+   * 8 s a request waits for its dependencies, so one hung answer is retried, not the request lost.
+   */
   timeoutMs?: number;
   /** Attempts per call, the first included (default 3). */
   maxAttempts?: number;
@@ -97,7 +100,7 @@ async function callWithRetries<T>(
 /** Creates the RPC client of a JSON-RPC endpoint. */
 export function createRpcClient(options: RpcChainOptions): RpcClient {
   const policy: RetryPolicy = {
-    timeoutMs: options.timeoutMs ?? 10_000,
+    timeoutMs: options.timeoutMs ?? 3_000,
     maxAttempts: options.maxAttempts ?? 3,
     retryDelayMs: options.retryDelayMs ?? 250,
     maxRetryDelayMs: options.maxRetryDelayMs ?? 5000,
