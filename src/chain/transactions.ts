@@ -85,6 +85,12 @@ export async function partiallySigned(
 }
 
 /**
+ * The compute-unit limit of a transaction that used `unitsConsumed` in simulation: a tenth more
+ * and a thousand units, for the state to move a little before it lands.
+ */
+export const withMargin = (unitsConsumed: number) => Math.ceil(unitsConsumed * 1.1) + 1_000;
+
+/**
  * What simulating a transaction on the chain as it is now said: its error, or the units it used
  * (if told); `size`, the transaction's bytes once signed. One above the size limit is not sent.
  */

@@ -22,6 +22,7 @@ import type {
   ClockReader,
   SignatureStatusReader,
   TransactionSender,
+  TransactionSimulator,
 } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { integratorSharesOfPaid } from '../domain/rewards.ts';
@@ -44,7 +45,8 @@ export interface KeeperDeps {
     BlockhashReader &
     BlockHeightReader &
     SignatureStatusReader &
-    TransactionSender;
+    TransactionSender &
+    TransactionSimulator;
   hops: HopStore;
   transfers: Pick<TransferStore, 'markRecoverable'>;
   programAddress: Address;
@@ -230,10 +232,9 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
     findStepPda(transfer.route.address, step, deps.programAddress),
     deps.chain.getLatestBlockhash(),
   ]);
-  const transaction = await signedByKeeper(
-    keeper,
+  const transaction = await signedByKeeper(deps.chain, keeper, {
     lifetime,
-    [
+    instructions: [
       getExecuteStepInstruction(
         {
           keeper,
@@ -243,9 +244,9 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
         deps.programAddress,
       ),
     ],
-    transfer.route.hopPriorityMicroLamports,
-    COMPUTE_UNIT_LIMITS.executeStep,
-  );
+    microLamportsPerCu: transfer.route.hopPriorityMicroLamports,
+    fallbackUnits: COMPUTE_UNIT_LIMITS.executeStep,
+  });
   return (await deps.hops.storeHopTransaction(transfer.id, round.claimed.claim, transaction))
     ? transaction
     : null;
@@ -348,13 +349,12 @@ async function failRoute(
   keeper: KeyPairSigner,
   reason: string,
 ): Promise<void> {
-  const marked = await signedByKeeper(
-    keeper,
-    await deps.chain.getLatestBlockhash(),
-    [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
-    transfer.route.hopPriorityMicroLamports,
-    COMPUTE_UNIT_LIMITS.executeStep,
-  );
+  const marked = await signedByKeeper(deps.chain, keeper, {
+    lifetime: await deps.chain.getLatestBlockhash(),
+    instructions: [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
+    microLamportsPerCu: transfer.route.hopPriorityMicroLamports,
+    fallbackUnits: COMPUTE_UNIT_LIMITS.executeStep,
+  });
   const outcome = await landTransaction(deps.chain, marked, landing(deps));
   if (outcome !== null)
     throw new Error(

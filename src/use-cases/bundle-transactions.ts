@@ -5,6 +5,7 @@ import {
   simulate,
   TRANSACTION_SIZE_LIMIT,
   type UnsignedTransaction,
+  withMargin,
 } from '../chain/transactions.ts';
 import type { CallOptions, TransactionSimulator } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
@@ -87,7 +88,7 @@ export async function buildTransaction(
     );
   }
   const computeUnitLimit =
-    simulated.unitsConsumed === null ? fallbackUnits : Math.ceil(simulated.unitsConsumed * 1.1) + 1_000;
+    simulated.unitsConsumed === null ? fallbackUnits : withMargin(simulated.unitsConsumed);
   const signed = await partiallySigned({ ...transaction, computeUnitLimit });
   return { ...signed, name, computeUnitLimit, simulationError: simulated.error };
 }

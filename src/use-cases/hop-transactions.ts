@@ -19,7 +19,8 @@ import {
 import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
 import { decodeRoute, type Route } from '../chain/router/accounts.ts';
 import { describeRouterFailure, routerErrorName, tokenErrorName } from '../chain/router/errors.ts';
-import type { AccountReader, BlockhashLifetime } from '../chain/types.ts';
+import { simulate, withMargin } from '../chain/transactions.ts';
+import type { AccountReader, BlockhashLifetime, TransactionSimulator } from '../chain/types.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { StoredHopTransaction } from '../store/hops.ts';
 
@@ -65,14 +66,32 @@ export function classifyHopError(error: TransactionError | undefined): Verdict {
   return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
 }
 
-/** Signs a transaction paid and signed by the keeper alone. */
+/**
+ * Signs a transaction paid and signed by the keeper alone, its compute-unit limit what simulating
+ * it used plus a margin: no fixed figure that a token program's version could break. When the
+ * simulation tells nothing (it failed, e.g. the step is not due yet on the node's clock), the
+ * limit is `fallbackUnits`, which covers the legacy SPL Token program.
+ */
 export async function signedByKeeper(
+  chain: TransactionSimulator,
   keeper: KeyPairSigner,
-  lifetime: BlockhashLifetime,
-  instructions: readonly Instruction[],
-  microLamportsPerCu: bigint,
-  computeUnitLimit: number,
+  input: {
+    lifetime: BlockhashLifetime;
+    instructions: readonly Instruction[];
+    microLamportsPerCu: bigint;
+    fallbackUnits: number;
+  },
 ): Promise<StoredHopTransaction> {
+  const { lifetime, instructions, microLamportsPerCu } = input;
+  const simulated = await simulate(chain, {
+    feePayer: keeper.address,
+    instructions,
+    version: 0,
+    lifetime,
+    microLamportsPerCu,
+  });
+  const computeUnitLimit =
+    simulated.unitsConsumed === null ? input.fallbackUnits : withMargin(simulated.unitsConsumed);
   const transaction = await pipe(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(keeper, message),

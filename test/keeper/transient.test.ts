@@ -11,8 +11,15 @@ import {
   getSignatureFromTransaction,
   getTransactionDecoder,
 } from '@solana/kit';
-import { COMPUTE_BUDGET_PROGRAM_ADDRESS } from '@solana-program/compute-budget';
+import {
+  COMPUTE_BUDGET_PROGRAM_ADDRESS,
+  ComputeBudgetInstruction,
+  getSetComputeUnitLimitInstructionDataDecoder,
+  identifyComputeBudgetInstruction,
+} from '@solana-program/compute-budget';
 import { isChainError } from '../../src/chain/errors.ts';
+import { COMPUTE_UNIT_LIMITS } from '../../src/chain/router/footprint.ts';
+import { withMargin } from '../../src/chain/transactions.ts';
 import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
@@ -194,7 +201,7 @@ describe('hops that do not land the first time', () => {
     await expectFirstHopOnce(route.id, (await transferOf(caller, route.id)).signatures.hops[0]!);
   });
 
-  test('every transaction the keeper signs puts its compute budget first', async () => {
+  test('a hop puts its compute budget first, its limit what its simulation used plus a margin', async () => {
     const route = await dueRoute();
     const sent: WireTransactionInput[] = [];
     const chain: Chain = {
@@ -211,11 +218,21 @@ describe('hops that do not land the first time', () => {
         getTransactionDecoder().decode(getBase64Encoder().encode(sent[0] as string)).messageBytes,
       ),
     );
-    const programs = (message.instructions as readonly { programAddress: Address }[]).map(
-      (instruction) => instruction.programAddress,
-    );
+    const instructions = message.instructions as readonly { programAddress: Address; data?: Uint8Array }[];
+    const programs = instructions.map((instruction) => instruction.programAddress);
     assert.deepEqual(programs.slice(0, 2), [COMPUTE_BUDGET_PROGRAM_ADDRESS, COMPUTE_BUDGET_PROGRAM_ADDRESS]);
     assert.equal(programs.at(-1), t.platform.programAddress);
+    // No fixed figure: the units the hop used on this chain, a tenth more and a thousand.
+    const limit = instructions.find(
+      (instruction) =>
+        instruction.programAddress === COMPUTE_BUDGET_PROGRAM_ADDRESS &&
+        identifyComputeBudgetInstruction(instruction.data!) === ComputeBudgetInstruction.SetComputeUnitLimit,
+    )!;
+    const { units } = getSetComputeUnitLimitInstructionDataDecoder().decode(limit.data!);
+    const used = Number((await t.chain.chain.getTransaction(signatureOf(sent[0]!)))!.computeUnitsConsumed);
+    assert.ok(units >= used, `limit ${units} covers the ${used} units used`);
+    assert.ok(units <= withMargin(used) + 500, `limit ${units} is what ${used} units need, with the margin`);
+    assert.notEqual(units, COMPUTE_UNIT_LIMITS.executeStep, 'not the fallback');
   });
 
   test('a hop that landed in the last valid block, after a status read that missed it, is recorded and not replaced', async () => {

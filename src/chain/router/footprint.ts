@@ -7,8 +7,10 @@ import {
 import { hopsInCreateRoute, MAX_HOPS_IN_ADD_HOPS_TX, MAX_STEPS_IN_INIT_STEPS_TX } from './bundle.ts';
 
 /**
- * Compute-unit limits the prepared transactions request, per kind, from the measured costs in
- * docs/program.md with headroom; the priority fee is paid on these limits.
+ * Compute-unit limits per kind of transaction where simulating it first is impossible (it needs
+ * what an earlier transaction of its bundle creates), from the measured costs in docs/program.md
+ * with headroom; every other transaction gets what its simulation used plus a margin. They cover
+ * the legacy SPL Token program, whose token instructions cost far more than p-token's.
  */
 export const COMPUTE_UNIT_LIMITS = {
   keeperFunding: 1_000,
@@ -16,7 +18,8 @@ export const COMPUTE_UNIT_LIMITS = {
   addHops: 25_000,
   orchestratorInit: 10_000,
   sessionInit: 80_000,
-  executeStep: 10_000,
+  /** A hop, the settling one included (about 18,600 measured on the legacy SPL Token program). */
+  executeStep: 25_000,
   /** Creating an associated token account (its address search included) in a bundle transaction. */
   createTokenAccount: 35_000,
   /** Wrapping SOL in the route's creation: open the account, move the SOL, sync, close it again. */
