@@ -34,7 +34,7 @@ export function createHopStore(db: Db, secrets: SecretBox) {
   return {
     claimDue: (input: RouteClaim) => claimDueHops(db, secrets, input),
     claimOverdue: (input: RouteClaim) => claimOverdueRoutes(db, input),
-    nextDueAt: (now: Date) => nextDueAt(db, now),
+    nextWork: (now: Date) => nextWork(db, now),
     storeHopTransaction: (transferId: number, claim: string, hop: StoredHopTransaction) =>
       storeHopTransaction(db, transferId, claim, hop),
     release: (transferId: number, claim: string, input: HopRelease) =>
@@ -46,17 +46,27 @@ export function createHopStore(db: Db, secrets: SecretBox) {
 
 export type HopStore = ReturnType<typeof createHopStore>;
 
+/** When the keeper next has work: a step falling due (chain seconds) or a backoff ending. */
+export interface NextWork {
+  /** The earliest due step of a route no live claim holds nor backoff delays, or null. */
+  dueAt: bigint | null;
+  /** The earliest end of a backoff, or null. */
+  retryAt: Date | null;
+}
+
 /**
- * When the keeper next has work on a route no live claim holds (chain unix seconds), or null when
- * none is left: a route in a worker's hands is not waited for again.
+ * When the keeper next has work on a route no live claim holds: a route in a worker's hands is
+ * not waited for again, and one in backoff is waited for until its backoff ends.
  */
-async function nextDueAt(db: Db, now: Date): Promise<bigint | null> {
-  const { rows } = await db.query<{ due: string | null }>(
-    `SELECT min(keeper_due_at) AS due FROM transfers
+async function nextWork(db: Db, now: Date): Promise<NextWork> {
+  const { rows } = await db.query<{ due: string | null; retry: Date | null }>(
+    `SELECT min(keeper_due_at) FILTER (WHERE keeper_retry_at IS NULL OR keeper_retry_at <= $1) AS due,
+            min(keeper_retry_at) FILTER (WHERE keeper_retry_at > $1) AS retry
+       FROM transfers
       WHERE status = 'processing' AND (keeper_claimed_until IS NULL OR keeper_claimed_until < $1)`,
     [now],
   );
-  return rows[0]?.due ? BigInt(rows[0].due) : null;
+  return { dueAt: rows[0]?.due ? BigInt(rows[0].due) : null, retryAt: rows[0]?.retry ?? null };
 }
 
 /** Keeps the next hop's signed transaction before it is sent; false when the claim is no longer this worker's. */

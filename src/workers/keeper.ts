@@ -121,7 +121,7 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
       while (!stopped) {
         try {
           await runOnce();
-          const ms = await untilNextDue(deps, maxSleepMs);
+          const ms = await untilNextWork(deps, maxSleepMs);
           if (stopped) break;
           // News before now shows in the next due time just read: only a wake during the sleep counts.
           signal.reset();
@@ -187,10 +187,15 @@ async function advanceDueRoutes(
         }
       }
       if (inFlight.size === 0) return total;
-      due ??= untilNextDue(keeper, maxSleepMs).then((ms) =>
-        delay(ms, 'due' as const, { signal: cancel.signal }),
-      );
-      if ((await Promise.race([...inFlight, due])) === 'due') {
+      // After a short claim nothing else was due: wake when something falls due, if a claim
+      // could follow (half the slots free); a full claim looks again as soon as slots free up.
+      if (!more && concurrency - inFlight.size >= Math.ceil(concurrency / 2)) {
+        due ??= untilNextWork(keeper, maxSleepMs).then((ms) =>
+          delay(ms, 'due' as const, { signal: cancel.signal }),
+        );
+      }
+      const waits: Promise<unknown>[] = due ? [...inFlight, due] : [...inFlight];
+      if ((await Promise.race(waits)) === 'due') {
         due = undefined;
         more = true;
       }
@@ -229,15 +234,18 @@ async function advance(
   }
 }
 
-/** How long until the next step falls due, by the chain's clock. */
-async function untilNextDue(
+/**
+ * How long until the keeper next has work: a step falling due by the chain's clock, or a backoff
+ * ending by the service's; at most `maxSleepMs`, so a clock that jumps is noticed.
+ */
+async function untilNextWork(
   keeper: Pick<KeeperDeps, 'hops' | 'chain' | 'clock'>,
   maxSleepMs: number,
 ): Promise<number> {
-  const [next, clock] = await Promise.all([
-    keeper.hops.nextDueAt(keeper.clock.now()),
-    keeper.chain.getClock(),
-  ]);
-  if (next === null) return maxSleepMs;
-  return Math.max(50, Math.min(maxSleepMs, Number(next - clock.unixTimestamp) * 1000));
+  const now = keeper.clock.now();
+  const [next, clock] = await Promise.all([keeper.hops.nextWork(now), keeper.chain.getClock()]);
+  const waits = [maxSleepMs];
+  if (next.dueAt !== null) waits.push(Number(next.dueAt - clock.unixTimestamp) * 1000);
+  if (next.retryAt !== null) waits.push(next.retryAt.getTime() - now.getTime());
+  return Math.max(50, Math.min(...waits));
 }
