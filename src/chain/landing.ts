@@ -35,6 +35,11 @@ export interface LandingOptions extends CallOptions {
   resendMs?: number | undefined;
   /** How often the status is read (default 400 ms). */
   pollMs?: number | undefined;
+  /**
+   * The bytes may have been sent before (by a process that died): a refusal of this first send is
+   * then no verdict on them either, and their status says what became of them.
+   */
+  resumed?: boolean | undefined;
 }
 
 type LandingChain = TransactionSender & SignatureStatusReader & BlockHeightReader;
@@ -54,7 +59,7 @@ export async function landTransaction(
 ): Promise<LandingOutcome> {
   const { signal } = options;
   const refused = await send(chain, transaction, { signal });
-  if (refused) return refused;
+  if (refused && !options.resumed) return refused;
   const signature = transaction.signature as Signature;
   let sentAt = options.now();
   for (;;) {

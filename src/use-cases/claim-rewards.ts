@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { Address, Base64EncodedWireTransaction, Signature, TransactionError } from '@solana/kit';
+import type { Address, TransactionError } from '@solana/kit';
 import type { Logger } from 'pino';
 import { associatedTokenAccount } from '../chain/earnings.ts';
-import { isChainError } from '../chain/errors.ts';
+import { type LandingOutcome, landTransaction } from '../chain/landing.ts';
 import { rewardPayoutInstructions, signPayout } from '../chain/reward-payout.ts';
 import { isNativeMint, TOKEN_ACCOUNT_SIZE } from '../chain/router/accounts.ts';
 import type {
@@ -185,45 +184,26 @@ export async function settleClaim(
   claim: RewardClaim,
   options: { firstSend: boolean; signal: AbortSignal },
 ): Promise<RewardClaim> {
-  const signature = claim.signature as Signature;
   const fail = async (reason: string) =>
     (await deps.rewards.failClaim(claim.id, reason, deps.clock.now())) ?? (await current());
   const current = async () => (await deps.rewards.getClaim(claim.id)) ?? claim;
-  const landed = async () => {
-    const [status] = await deps.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
-    return status ?? null;
-  };
-
-  let status = await landed();
-  if (!status) {
-    try {
-      await deps.chain.sendTransaction(claim.transaction as Base64EncodedWireTransaction);
-    } catch (error) {
-      if (
-        options.firstSend &&
-        isChainError(error, 'CHAIN_PREFLIGHT_FAILED') &&
-        error.context.transactionError
-      )
-        return fail(`the chain refused the payout: ${describe(error.context.transactionError)}`);
-      // Otherwise the bytes may be on their way (sent before, or forwarded anyway): wait and see.
-      if (!isChainError(error)) throw error;
-    }
+  let outcome: LandingOutcome;
+  try {
+    const signed = { base64: claim.transaction, signature: claim.signature, validUntil: claim.validUntil };
+    outcome = await landTransaction(deps.chain, signed, {
+      now: () => deps.clock.now().getTime(),
+      pollMs: deps.pollMs,
+      resumed: !options.firstSend,
+      signal: options.signal,
+    });
+  } catch (error) {
+    // Stopped waiting: the claim stays pending, leased, for a worker to settle.
+    if (options.signal.aborted) return current();
+    throw error;
   }
-  for (;;) {
-    const height = await deps.chain.getBlockHeight();
-    status = await landed();
-    if (status?.err) return fail(`the payout failed on chain: ${describe(status.err)}`);
-    if (status && status.confirmationStatus !== 'processed') {
-      return (await deps.rewards.confirmClaim(claim.id, deps.clock.now())) ?? (await current());
-    }
-    // Read before the status: had it landed by then, the status read after would show it.
-    if (!status && height > claim.validUntil) return fail('the payout expired before it landed');
-    try {
-      await delay(deps.pollMs ?? 400, undefined, { signal: options.signal });
-    } catch {
-      return current();
-    }
-  }
+  if (outcome === 'expired') return fail('the payout expired before it landed');
+  if (outcome !== null) return fail(`the payout failed on chain: ${describe(outcome)}`);
+  return (await deps.rewards.confirmClaim(claim.id, deps.clock.now())) ?? (await current());
 }
 
 /**
