@@ -1,12 +1,33 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Base64EncodedWireTransaction, Signature, TransactionError } from '@solana/kit';
+import {
+  appendTransactionMessageInstructions,
+  type Base64EncodedWireTransaction,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  type Instruction,
+  pipe,
+  type Signature,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type TransactionError,
+  type TransactionSigner,
+} from '@solana/kit';
+import {
+  setTransactionMessageComputeUnitPrice,
+  updateOrAppendSetComputeUnitLimitInstruction,
+} from '@solana-program/compute-budget';
 import { isChainError } from './errors.ts';
+import { simulate, withMargin } from './transactions.ts';
 import type {
   BlockHeightReader,
+  BlockhashLifetime,
   CallOptions,
   SignatureStatus,
   SignatureStatusReader,
   TransactionSender,
+  TransactionSimulator,
 } from './types.ts';
 
 /*
@@ -103,4 +124,46 @@ async function send(
     if (isChainError(error, 'CHAIN_BLOCKHASH_NOT_FOUND')) return null;
     throw error;
   }
+}
+
+/**
+ * Signs a transaction paid by `payer`, its compute-budget instructions first (a trailing one would
+ * erase its return data) and its compute-unit limit what simulating it used plus a margin: no
+ * fixed figure that a token program's version could break. When the simulation tells nothing (it
+ * failed, e.g. a step is not due yet on the node's clock), the limit is `fallbackUnits`.
+ */
+export async function signWithBudget(
+  chain: TransactionSimulator,
+  payer: TransactionSigner,
+  input: {
+    lifetime: BlockhashLifetime;
+    instructions: readonly Instruction[];
+    microLamportsPerCu: bigint;
+    fallbackUnits: number;
+  },
+): Promise<SignedTransaction> {
+  const { lifetime, instructions, microLamportsPerCu } = input;
+  const simulated = await simulate(chain, {
+    feePayer: payer.address,
+    instructions,
+    version: 0,
+    lifetime,
+    microLamportsPerCu,
+  });
+  const computeUnitLimit =
+    simulated.unitsConsumed === null ? input.fallbackUnits : withMargin(simulated.unitsConsumed);
+  const transaction = await pipe(
+    createTransactionMessage({ version: 0 }),
+    (message) => setTransactionMessageFeePayerSigner(payer, message),
+    (message) => setTransactionMessageLifetimeUsingBlockhash(lifetime, message),
+    (message) => setTransactionMessageComputeUnitPrice(microLamportsPerCu, message),
+    (message) => updateOrAppendSetComputeUnitLimitInstruction(computeUnitLimit, message),
+    (message) => appendTransactionMessageInstructions(instructions, message),
+    (message) => signTransactionMessageWithSigners(message),
+  );
+  return {
+    base64: getBase64EncodedWireTransaction(transaction),
+    signature: getSignatureFromTransaction(transaction),
+    validUntil: lifetime.lastValidBlockHeight,
+  };
 }

@@ -1,29 +1,19 @@
-import {
-  appendTransactionMessageInstructions,
-  createTransactionMessage,
-  getBase64EncodedWireTransaction,
-  getSignatureFromTransaction,
-  type Instruction,
-  pipe,
-  type Signature,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
-  type TransactionSigner,
-} from '@solana/kit';
-import { landTransaction } from '../chain/landing.ts';
+import type { Instruction, Signature, TransactionSigner } from '@solana/kit';
+import { landTransaction, signWithBudget } from '../chain/landing.ts';
 import { describeTransactionError as describeError } from '../chain/router/errors.ts';
 import type {
   BlockHeightReader,
   BlockhashReader,
   SignatureStatusReader,
   TransactionSender,
+  TransactionSimulator,
 } from '../chain/types.ts';
 
 /** What sending a platform transaction asks of the chain. */
 export type TransactionChain = BlockhashReader &
   BlockHeightReader &
   TransactionSender &
+  TransactionSimulator &
   SignatureStatusReader;
 
 /** A platform transaction that the chain refused, or that failed or expired before confirmation. */
@@ -45,23 +35,20 @@ export async function sendAndConfirm(
 ): Promise<Signature> {
   const { signal } = options;
   const lifetime = await chain.getLatestBlockhash({ signal });
-  const transaction = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (message) => setTransactionMessageFeePayerSigner(payer, message),
-    (message) => setTransactionMessageLifetimeUsingBlockhash(lifetime, message),
-    (message) => appendTransactionMessageInstructions(instructions, message),
-    (message) => signTransactionMessageWithSigners(message),
-  );
-  const signature = getSignatureFromTransaction(transaction);
-  const outcome = await landTransaction(
-    chain,
-    {
-      base64: getBase64EncodedWireTransaction(transaction),
-      signature,
-      validUntil: lifetime.lastValidBlockHeight,
-    },
-    { now: Date.now, pollMs: options.pollMs ?? 500, ...(signal ? { signal } : {}) },
-  );
+  // No priority fee yet; a transaction that cannot be simulated gets the runtime's default budget
+  // of one instruction, which it would have had without a limit.
+  const transaction = await signWithBudget(chain, payer, {
+    lifetime,
+    instructions,
+    microLamportsPerCu: 0n,
+    fallbackUnits: 200_000,
+  });
+  const signature = transaction.signature as Signature;
+  const outcome = await landTransaction(chain, transaction, {
+    now: Date.now,
+    pollMs: options.pollMs ?? 500,
+    ...(signal ? { signal } : {}),
+  });
   if (outcome === 'expired') {
     throw new PlatformTransactionError(`transaction ${signature} expired before it was confirmed`);
   }

@@ -5,7 +5,7 @@ import {
   type Signature,
   type TransactionError,
 } from '@solana/kit';
-import { landTransaction } from '../chain/landing.ts';
+import { landTransaction, signWithBudget } from '../chain/landing.ts';
 import type { Route } from '../chain/router/accounts.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -31,7 +31,7 @@ import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, HopStore, StoredHopTransaction } from '../store/hops.ts';
 import type { TransferStore } from '../store/transfers.ts';
-import { classifyHopError, readHopState, signedByKeeper } from './hop-transactions.ts';
+import { classifyHopError, readHopState } from './hop-transactions.ts';
 import type { RoutedTransfer } from './recovery.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
@@ -232,7 +232,7 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
     findStepPda(transfer.route.address, step, deps.programAddress),
     deps.chain.getLatestBlockhash(),
   ]);
-  const transaction = await signedByKeeper(deps.chain, keeper, {
+  const transaction = await signWithBudget(deps.chain, keeper, {
     lifetime,
     instructions: [
       getExecuteStepInstruction(
@@ -349,7 +349,7 @@ async function failRoute(
   keeper: KeyPairSigner,
   reason: string,
 ): Promise<void> {
-  const marked = await signedByKeeper(deps.chain, keeper, {
+  const marked = await signWithBudget(deps.chain, keeper, {
     lifetime: await deps.chain.getLatestBlockhash(),
     instructions: [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
     microLamportsPerCu: transfer.route.hopPriorityMicroLamports,

@@ -1,28 +1,9 @@
-import {
-  type Address,
-  appendTransactionMessageInstructions,
-  createTransactionMessage,
-  getBase64EncodedWireTransaction,
-  getSignatureFromTransaction,
-  type Instruction,
-  type KeyPairSigner,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
-  type TransactionError,
-} from '@solana/kit';
-import {
-  setTransactionMessageComputeUnitPrice,
-  updateOrAppendSetComputeUnitLimitInstruction,
-} from '@solana-program/compute-budget';
+import type { Address, TransactionError } from '@solana/kit';
 import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
 import { decodeRoute, type Route } from '../chain/router/accounts.ts';
 import { describeRouterFailure, routerErrorName, tokenErrorName } from '../chain/router/errors.ts';
-import { simulate, withMargin } from '../chain/transactions.ts';
-import type { AccountReader, BlockhashLifetime, TransactionSimulator } from '../chain/types.ts';
+import type { AccountReader } from '../chain/types.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
-import type { StoredHopTransaction } from '../store/hops.ts';
 
 /*
  * The keeper's transactions on chain: signing one it alone pays for, sending it until it lands or
@@ -64,48 +45,6 @@ export function classifyHopError(error: TransactionError | undefined): Verdict {
     return { kind: 'permanent', reason: describeRouterFailure(code) };
   }
   return { kind: 'transient', reason: JSON.stringify(error ?? 'unknown') };
-}
-
-/**
- * Signs a transaction paid and signed by the keeper alone, its compute-unit limit what simulating
- * it used plus a margin: no fixed figure that a token program's version could break. When the
- * simulation tells nothing (it failed, e.g. the step is not due yet on the node's clock), the
- * limit is `fallbackUnits`, which covers the legacy SPL Token program.
- */
-export async function signedByKeeper(
-  chain: TransactionSimulator,
-  keeper: KeyPairSigner,
-  input: {
-    lifetime: BlockhashLifetime;
-    instructions: readonly Instruction[];
-    microLamportsPerCu: bigint;
-    fallbackUnits: number;
-  },
-): Promise<StoredHopTransaction> {
-  const { lifetime, instructions, microLamportsPerCu } = input;
-  const simulated = await simulate(chain, {
-    feePayer: keeper.address,
-    instructions,
-    version: 0,
-    lifetime,
-    microLamportsPerCu,
-  });
-  const computeUnitLimit =
-    simulated.unitsConsumed === null ? input.fallbackUnits : withMargin(simulated.unitsConsumed);
-  const transaction = await pipe(
-    createTransactionMessage({ version: 0 }),
-    (message) => setTransactionMessageFeePayerSigner(keeper, message),
-    (message) => setTransactionMessageLifetimeUsingBlockhash(lifetime, message),
-    (message) => setTransactionMessageComputeUnitPrice(microLamportsPerCu, message),
-    (message) => updateOrAppendSetComputeUnitLimitInstruction(computeUnitLimit, message),
-    (message) => appendTransactionMessageInstructions(instructions, message),
-    (message) => signTransactionMessageWithSigners(message),
-  );
-  return {
-    base64: getBase64EncodedWireTransaction(transaction),
-    signature: getSignatureFromTransaction(transaction),
-    validUntil: lifetime.lastValidBlockHeight,
-  };
 }
 
 /**
