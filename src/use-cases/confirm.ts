@@ -95,7 +95,7 @@ const notOurs = (signature: Signature, param: string, what: string) =>
  * Verifies the keeper funding a source reports: landed, succeeded, and moved exactly the agreed
  * lamports from the source to this transfer's keeper (MH_036, MH_037, MH_038).
  */
-export async function verifyKeeperFunding(
+async function verifyKeeperFunding(
   deps: ConfirmDeps,
   transfer: Transfer & { route: RouteRecord },
   signature: Signature,
@@ -119,7 +119,7 @@ export async function verifyKeeperFunding(
  * Verifies the deployment signatures a source reports: each landed, succeeded, invoked the router
  * program and touched this transfer's route (or, for the orchestrator config, the source's).
  */
-export async function verifyDeployment(
+async function verifyDeployment(
   deps: ConfirmDeps,
   transfer: Transfer & { route: RouteRecord },
   report: BroadcastReport,

@@ -97,7 +97,7 @@ async function resolveDecimals(
  * Prices a transfer for an integration: the mint's decimals from the chain, a USD price, then the
  * fees of the integration's schedule. Shared by estimate and create.
  */
-export async function priceRequest(
+async function priceRequest(
   deps: PricingDeps,
   settings: IntegrationSettings,
   input: PricingInput,

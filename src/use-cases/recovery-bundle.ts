@@ -69,7 +69,7 @@ export interface RecoveryTransaction {
  * fresh token account of the source's that the same transaction closes again, so it arrives as
  * SOL whatever wrapped-SOL account the source holds.
  */
-export async function buildRecoveryBundle(
+async function buildRecoveryBundle(
   deps: RecoveryBundleDeps,
   transfer: RoutedTransfer,
   kind: RecoveryKind,
