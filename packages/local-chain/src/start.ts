@@ -43,7 +43,8 @@ export interface LocalChainOptions {
   /**
    * The SPL Token program at its id (default `p-token`, the implementation LiteSVM ships and
    * clusters run). `legacy` deploys spl_token 3.5.0 there at every start (see legacy-token.ts),
-   * to run and measure programs that call Token as they ran before p-token.
+   * to run and measure programs that call Token as they ran before p-token. A data directory saved
+   * on the legacy program keeps it when resumed without the option.
    */
   tokenProgram?: TokenProgramImplementation;
   /** Write-behind interval of the data directory (default 1000 ms). */
