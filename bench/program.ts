@@ -1,6 +1,7 @@
 /**
  * Compute units and transaction sizes of the router program, per instruction and per hop count,
- * on both SBPF variants, for SPL routes and native SOL routes (whose last step unwraps into the
+ * on both SBPF variants and both SPL Token programs (p-token, and the legacy spl_token 3.5.0 that
+ * clusters ran before it), for SPL routes and native SOL routes (whose last step unwraps into the
  * recipient's wallet), measured on LiteSVM with the same bundles the service sends.
  * Run: npx node bench/program.ts
  */
@@ -15,15 +16,16 @@ import {
   getWithdrawTokensInstruction,
 } from '../src/chain/router/instructions.ts';
 import { findOrchestratorPda } from '../src/chain/router/pda.ts';
-import { ROUTER_PROGRAM_VARIANTS, type RouterProgramVariant } from '../src/chain/router/program.ts';
 import { execute } from '../test/router/flows.ts';
 import {
   createRouterEnv,
   MAX_TX_SIZE,
   planFixtureDeployment,
   prepareEndpoint,
+  ROUTER_TARGETS,
   type RouteFixture,
   type RouterEnv,
+  type RouterTarget,
   type SendResult,
 } from '../test/router/harness.ts';
 
@@ -98,8 +100,8 @@ async function deployAndSettle(
   return { run: { deploy, screen, hops, reclaim }, fixture };
 }
 
-async function rescueAfterFailure(variant: RouterProgramVariant, hopCount: number) {
-  const env = await createRouterEnv(variant);
+async function rescueAfterFailure(target: RouterTarget, hopCount: number) {
+  const env = await createRouterEnv(target.variant, { tokenProgram: target.tokenProgram });
   const fixture = await prepareEndpoint(env, { hopCount });
   const { source, keeper } = env.wallets;
   const plan = planFixtureDeployment(env, fixture);
@@ -129,8 +131,8 @@ async function rescueAfterFailure(variant: RouterProgramVariant, hopCount: numbe
   return { failed, rescue };
 }
 
-async function smallInstructions(variant: RouterProgramVariant) {
-  const env = await createRouterEnv(variant);
+async function smallInstructions(target: RouterTarget) {
+  const env = await createRouterEnv(target.variant, { tokenProgram: target.tokenProgram });
   const { admin, source, screener, platform } = env.wallets;
   const update = measured(
     await env.send(admin, [
@@ -187,21 +189,23 @@ const sumCu = (ms: Measure[]) => ms.reduce((t, x) => t + x.computeUnits, 0);
 const row = (cells: (string | number | bigint)[]) => `| ${cells.join(' | ')} |`;
 
 async function main() {
-  const perInstruction = new Map<string, Partial<Record<RouterProgramVariant, Measure>>>();
-  const put = (label: string, variant: RouterProgramVariant, m: Measure) =>
-    perInstruction.set(label, { ...perInstruction.get(label), [variant]: m });
+  // Measures of each instruction, by target label.
+  const perInstruction = new Map<string, Map<string, Measure>>();
+  const put = (label: string, target: RouterTarget, m: Measure) =>
+    perInstruction.set(label, new Map(perInstruction.get(label)).set(target.label, m));
   const perHops: string[] = [];
   let largest = 0;
 
-  for (const variant of ROUTER_PROGRAM_VARIANTS) {
+  for (const target of ROUTER_TARGETS) {
+    const { variant, tokenProgram } = target;
     for (let hopCount = 3; hopCount <= 10; hopCount++) {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { run } = await deployAndSettle(env, hopCount);
       const { run: native } = await deployAndSettle(
-        await createRouterEnv(variant, { native: true }),
+        await createRouterEnv(variant, { native: true, tokenProgram }),
         hopCount,
       );
-      const { failed, rescue } = await rescueAfterFailure(variant, hopCount);
+      const { failed, rescue } = await rescueAfterFailure(target, hopCount);
       const all = [
         ...[run, native].flatMap((r) => [...r.deploy.map((d) => d.m), r.screen, ...r.hops, ...r.reclaim]),
         failed,
@@ -212,7 +216,7 @@ async function main() {
       const intermediate = run.hops.slice(0, -1);
       perHops.push(
         row([
-          variant,
+          target.label,
           hopCount,
           run.deploy.length,
           sumCu(run.deploy.map((d) => d.m)),
@@ -232,53 +236,56 @@ async function main() {
               : d.label === 'CreateRoute'
                 ? 'CreateRoute (5 accounts)'
                 : d.label;
-          if (d.label !== 'keeper funding') put(label, variant, d.m);
+          if (d.label !== 'keeper funding') put(label, target, d.m);
         }
-        put('ScreenRoute', variant, run.screen);
-        put('ExecuteStep (intermediate hop)', variant, {
+        put('ScreenRoute', target, run.screen);
+        put('ExecuteStep (intermediate hop)', target, {
           computeUnits: maxCu(intermediate),
           size: maxSize(intermediate),
         });
-        put('ExecuteStep (last hop, settlement)', variant, run.hops.at(-1)!);
-        put('MarkFailed', variant, failed);
-        put('Rescue (first of 2 txs, 12 accounts)', variant, rescue[0]!);
-        put('Reclaim (first of 2 txs, 12 accounts)', variant, run.reclaim[0]!);
-        put('Reclaim (last, + orchestrator + keeper sweep)', variant, run.reclaim.at(-1)!);
+        put('ExecuteStep (last hop, settlement)', target, run.hops.at(-1)!);
+        put('MarkFailed', target, failed);
+        put('Rescue (first of 2 txs, 12 accounts)', target, rescue[0]!);
+        put('Reclaim (first of 2 txs, 12 accounts)', target, run.reclaim[0]!);
+        put('Reclaim (last, + orchestrator + keeper sweep)', target, run.reclaim.at(-1)!);
         put(
           'native: CreateRoute (5 accounts)',
-          variant,
+          target,
           native.deploy.find((d) => d.label === 'CreateRoute')!.m,
         );
-        for (const d of native.deploy.filter((d) => d.label.includes('InitSteps')))
-          put(d.label, variant, d.m);
-        put('native: ExecuteStep (intermediate hop)', variant, {
+        for (const d of native.deploy.filter((d) => d.label.includes('InitSteps'))) put(d.label, target, d.m);
+        put('native: ExecuteStep (intermediate hop)', target, {
           computeUnits: maxCu(native.hops.slice(0, -1)),
           size: maxSize(native.hops.slice(0, -1)),
         });
-        put('native: ExecuteStep (last hop, settlement, unwrap to the wallet)', variant, native.hops.at(-1)!);
-        put('native: Reclaim (first of 2 txs, 12 accounts)', variant, native.reclaim[0]!);
+        put('native: ExecuteStep (last hop, settlement, unwrap to the wallet)', target, native.hops.at(-1)!);
+        put('native: Reclaim (first of 2 txs, 12 accounts)', target, native.reclaim[0]!);
       }
     }
-    const small = await smallInstructions(variant);
-    put('UpdateConfig', variant, small.update);
-    put('CloseOrchestrator', variant, small.close);
-    put('WithdrawLamports', variant, small.withdrawLamports);
-    put('WithdrawTokens', variant, small.withdrawTokens);
+    const small = await smallInstructions(target);
+    put('UpdateConfig', target, small.update);
+    put('CloseOrchestrator', target, small.close);
+    put('WithdrawLamports', target, small.withdrawLamports);
+    put('WithdrawTokens', target, small.withdrawTokens);
   }
 
   const lines = [
     '### Per instruction (10-hop route; CU of the whole transaction)',
     '',
-    row(['instruction', 'CU v0', 'CU v3', 'tx bytes']),
-    row(['---', '---:', '---:', '---:']),
+    row(['instruction', ...ROUTER_TARGETS.map((t) => `CU ${t.label}`), 'tx bytes']),
+    row(['---', ...ROUTER_TARGETS.map(() => '---:'), '---:']),
     ...[...perInstruction].map(([label, m]) =>
-      row([label, m.v0!.computeUnits, m.v3!.computeUnits, m.v3!.size]),
+      row([
+        label,
+        ...ROUTER_TARGETS.map((t) => m.get(t.label)!.computeUnits),
+        m.get(ROUTER_TARGETS[0]!.label)!.size,
+      ]),
     ),
     '',
     '### Per hop count',
     '',
     row([
-      'variant',
+      'program',
       'hops',
       'deploy txs',
       'deploy CU (all txs)',

@@ -1,6 +1,7 @@
 import { type Address, generateKeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { type LocalChain, type LocalChainOptions, startLocalChain } from '@transfer-router/local-chain';
+import { tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
 
@@ -10,9 +11,12 @@ export interface TestChain extends LocalChain {
   chain: Chain;
 }
 
-/** Starts a local chain (on a free port unless told otherwise) with the service's client connected to it. */
+/**
+ * Starts a local chain (on a free port unless told otherwise) with the service's client connected
+ * to it, on the Token program LOCAL_CHAIN_TOKEN_PROGRAM names (p-token unless `legacy`).
+ */
 export async function startTestChain(options: LocalChainOptions = {}): Promise<TestChain> {
-  const local = await startLocalChain({ rpcPort: 0, ...options });
+  const local = await startLocalChain({ rpcPort: 0, tokenProgram: tokenProgramFromEnv(), ...options });
   return { ...local, chain: createRpcChain({ rpcUrl: local.rpcUrl }) };
 }
 

@@ -29,7 +29,7 @@ import {
   type RouteTerms,
 } from '../../src/chain/router/instructions.ts';
 import { findOrchestratorPda, findRoutePda } from '../../src/chain/router/pda.ts';
-import { ROUTER_PROGRAM_ADDRESS, ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
+import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import {
   createRouteInstruction,
   createRouterEnv,
@@ -39,6 +39,7 @@ import {
   MAX_TX_SIZE,
   planFixtureDeployment,
   prepareEndpoint,
+  ROUTER_TARGETS,
   type RouteFixture,
   type RouterEnv,
   readOrchestrator,
@@ -65,10 +66,10 @@ async function sendAll(env: RouterEnv, groups: Instruction[][], legacy = false) 
   }
 }
 
-for (const variant of ROUTER_PROGRAM_VARIANTS) {
-  describe(`router program ${variant}: deployment`, () => {
+for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
+  describe(`router program ${label}: deployment`, () => {
     test('protocol config: created only by the upgrade authority, at its PDA, changed only by the admin', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { admin, stranger, screener, platform } = env.wallets;
       const init = (signer = admin, config = env.config) =>
         getInitConfigInstruction({
@@ -125,7 +126,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('orchestrator config: a legacy transaction, idempotent, only at the source PDA, closable when idle', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, stranger } = env.wallets;
       const orchestrator = await findOrchestratorPda(source.address);
       env.track(orchestrator[0]);
@@ -163,7 +164,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('a 10-hop route deploys in transactions of at most 1232 bytes and resumes from existingHopCount', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const fixture = await prepareEndpoint(env, { hopCount: 10 });
       const full = planFor(env, fixture);
       assert.equal(full.routeInit.length, 2);
@@ -244,7 +245,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('the wallet signs a route-init transaction the service partially signed with the hop keys', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       // The largest route-init transaction, with room left for both compute-budget instructions.
       const fixture = await prepareEndpoint(env, { hopCount: 6 });
       const wallet = createNoopSigner(env.wallets.source.address);
@@ -274,7 +275,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('route terms and accounts are validated before anything moves', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, stranger } = env.wallets;
       const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const send = (instruction: Instruction) => env.send(source, [instruction]);
@@ -364,7 +365,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('session init checks the steps, the orchestrator and the recipient account', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, stranger } = env.wallets;
       const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const plan = planFor(env, fixture, fixture.hops, false);
@@ -413,7 +414,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('lamports sent ahead to the route, custody, hop or step addresses cannot block deployment', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { stranger } = env.wallets;
       const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const targets = [
@@ -440,7 +441,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('accounts of the wrong owner are refused', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       // A byte-for-byte copy of the route owned by another program is not a route.

@@ -7,7 +7,6 @@ import {
   getWithdrawLamportsInstruction,
   getWithdrawTokensInstruction,
 } from '../../src/chain/router/instructions.ts';
-import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { execute } from './flows.ts';
 import {
   createRouteInstruction,
@@ -16,6 +15,7 @@ import {
   expectOk,
   expectRouterError,
   prepareEndpoint,
+  ROUTER_TARGETS,
   SCREENING_DEPOSIT,
 } from './harness.ts';
 
@@ -28,10 +28,10 @@ import {
 
 const CONFIG_RENT = (128n + 120n) * 6960n;
 
-for (const variant of ROUTER_PROGRAM_VARIANTS) {
-  describe(`router program ${variant}: the platform's earnings`, () => {
+for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
+  describe(`router program ${label}: the platform's earnings`, () => {
     test('no platform key can stop a live route: fee key drained and its accounts gone, config changed', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { admin, platform, stranger, screener } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3, amount: 123_456_789n });
       await execute(env, fixture, 0);
@@ -80,7 +80,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('CreateRoute holds at most the deposit the source agreed to', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source } = env.wallets;
       const fixture = await prepareEndpoint(env, {
         hopCount: 3,
@@ -106,7 +106,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('only the platform wallet withdraws, lamports above the config’s rent, tokens from its accounts', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { platform, stranger } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3, amount: 123_456_789n });
       for (const step of [0, 1, 2]) await execute(env, fixture, step);

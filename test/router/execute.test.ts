@@ -9,13 +9,13 @@ import {
   getRescueInstruction,
   getScreenRouteInstruction,
 } from '../../src/chain/router/instructions.ts';
-import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { executeStep, stepAccounts } from './flows.ts';
 import {
   createRouterEnv,
   deployRoute,
   expectOk,
   expectRouterError,
+  ROUTER_TARGETS,
   type RouteFixture,
   type RouterEnv,
   readStep,
@@ -54,10 +54,10 @@ async function executeAll(env: RouterEnv, fixture: RouteFixture, net: bigint, fe
   }
 }
 
-for (const variant of ROUTER_PROGRAM_VARIANTS) {
-  describe(`router program ${variant}: hop execution`, () => {
+for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
+  describe(`router program ${label}: hop execution`, () => {
     test('3-hop route: recipient gets the net amount, fees land in the fixed accounts at settlement', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, integrator } = env.wallets;
       const sourceTokens = env.tokenBalance(env.tokens.source);
       const fixture = await deployRoute(env, { hopCount: 3, amount: 123_456_789n });
@@ -89,7 +89,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('10-hop route: every hop on schedule to the recipient, to the base unit', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { integrator } = env.wallets;
       const lamports = {
         platform: env.lamports(env.config[0]),
@@ -114,7 +114,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('the keeper cannot execute early, twice, out of order, elsewhere, after the deadline or without signing', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { keeper, stranger } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       const first = releaseAt(env, fixture, 0);
@@ -184,7 +184,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('a leaked keeper key moves nothing but the keeper SOL', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { keeper, source } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       const custody = fixture.addresses.custody[0];
@@ -226,7 +226,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('screening: a pending route waits, a verified one gets its deposit back and runs', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { screener, source, stranger } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3, screeningRequired: true });
       const route = env.route(fixture.routeAddress);
@@ -262,7 +262,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('screening: a flagged route forfeits its deposit and never executes', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { screener, source } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3, screeningRequired: true });
       const platformLamports = env.lamports(env.config[0]);
@@ -289,7 +289,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('screening verdicts are refused on unscreened routes and for unknown verdicts', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { screener, source } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       const instruction = getScreenRouteInstruction({

@@ -30,6 +30,8 @@ import {
   getTokenDecoder,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import type { TokenProgramImplementation } from '@transfer-router/local-chain';
+import { legacyTokenProgram, tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
 import { Clock, type FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
 import {
   decodeOrchestrator,
@@ -49,12 +51,14 @@ import {
 import { findConfigPda, findRouteAddresses, type RouteAddresses } from '../../src/chain/router/pda.ts';
 import {
   ROUTER_PROGRAM_ADDRESS,
+  ROUTER_PROGRAM_VARIANTS,
   type RouterProgramVariant,
   routerProgramPath,
 } from '../../src/chain/router/program.ts';
 
 /*
- * A LiteSVM chain with the router program (either SBPF variant), an SPL mint (or the native mint,
+ * A LiteSVM chain with the router program (either SBPF variant) and either implementation of the
+ * SPL Token program (p-token, LiteSVM's, or the legacy spl_token 3.5.0), an SPL mint (or the native mint,
  * with the source's SOL wrapped), the platform's and integrator's wallets and fee accounts, and the
  * protocol config; transactions are built and signed the way a wallet does with @solana/kit. It
  * tracks every account it creates so tests can check conservation: no lamport or token appears or
@@ -101,6 +105,7 @@ export interface Wallets {
 export interface RouterEnv {
   svm: LiteSVM;
   variant: RouterProgramVariant;
+  tokenProgram: TokenProgramImplementation;
   wallets: Wallets;
   mint: Address;
   /** The mint is the native mint: routes deliver SOL to the recipient's wallet. */
@@ -181,17 +186,41 @@ function describeResult(svm: LiteSVM, result: TransactionMetadata | FailedTransa
   };
 }
 
+/** A router program variant on a Token program implementation: what the router's tests run on. */
+export interface RouterTarget {
+  variant: RouterProgramVariant;
+  tokenProgram: TokenProgramImplementation;
+  /** How test and bench titles name it. */
+  label: string;
+}
+
 /**
- * A fresh chain with the router program of `variant`, config initialised. With `native`, the mint
+ * Every variant on every Token program: p-token is what clusters run now, the legacy program what
+ * they ran before it (its Token calls cost the router's instructions 3-4 times the compute units).
+ */
+export const ROUTER_TARGETS: readonly RouterTarget[] = (['p-token', 'legacy'] as const).flatMap(
+  (tokenProgram) =>
+    ROUTER_PROGRAM_VARIANTS.map((variant) => ({
+      variant,
+      tokenProgram,
+      label: tokenProgram === 'p-token' ? variant : `${variant} on legacy Token`,
+    })),
+);
+
+/**
+ * A fresh chain with the router program of `variant`, config initialised, on `tokenProgram`
+ * (default: what LOCAL_CHAIN_TOKEN_PROGRAM names, p-token unless `legacy`). With `native`, the mint
  * is the native mint, the source holds SOURCE_TOKENS lamports wrapped in its token account, and
  * the recipient's wallet starts with `recipientLamports` (default none: it does not exist yet).
  */
 export async function createRouterEnv(
   variant: RouterProgramVariant,
-  options: { native?: boolean; recipientLamports?: bigint } = {},
+  options: { native?: boolean; recipientLamports?: bigint; tokenProgram?: TokenProgramImplementation } = {},
 ): Promise<RouterEnv> {
   const native = options.native ?? false;
+  const tokenProgram = options.tokenProgram ?? tokenProgramFromEnv();
   const svm = new LiteSVM();
+  if (tokenProgram === 'legacy') svm.addProgram(TOKEN_PROGRAM_ADDRESS, legacyTokenProgram());
   if (native) svm.withNativeMints();
   svm.addProgram(ROUTER_PROGRAM_ADDRESS, readFileSync(routerProgramPath(variant)));
   svm.setClock(new Clock(1000n, T0, 0n, 0n, T0));
@@ -349,6 +378,7 @@ export async function createRouterEnv(
   return {
     svm,
     variant,
+    tokenProgram,
     wallets,
     mint,
     native,

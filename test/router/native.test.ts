@@ -9,7 +9,6 @@ import {
   getInitStepsInstruction,
   getMarkFailedInstruction,
 } from '../../src/chain/router/instructions.ts';
-import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { computeRecovery } from '../../src/chain/router/recovery.ts';
 import { assertFullyRecovered, execute, executeStep, recover, snapshot, stepAccounts } from './flows.ts';
 import {
@@ -20,6 +19,7 @@ import {
   expectRouterError,
   planFixtureDeployment,
   prepareEndpoint,
+  ROUTER_TARGETS,
   type RouteFixture,
   type RouterEnv,
   readStep,
@@ -95,10 +95,10 @@ function tokenAccountRent(env: RouterEnv, accounts: readonly Address[]): bigint 
   }, 0n);
 }
 
-for (const variant of ROUTER_PROGRAM_VARIANTS) {
-  describe(`router program ${variant}: native SOL routes`, () => {
+for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
+  describe(`router program ${label}: native SOL routes`, () => {
     test('3-hop route to an empty wallet: exactly the net amount arrives as SOL, fees in their accounts', async () => {
-      const env = await createRouterEnv(variant, { native: true });
+      const env = await createRouterEnv(variant, { tokenProgram, native: true });
       const { source, keeper, integrator, recipient } = env.wallets;
       const start = balances(env);
       assert.equal(env.exists(recipient.address), false, 'the wallet does not exist yet');
@@ -155,7 +155,11 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('10-hop route to a funded wallet: every hop on schedule, to the lamport; reclaim returns every lamport of rent', async () => {
-      const env = await createRouterEnv(variant, { native: true, recipientLamports: 1_000_000_000n });
+      const env = await createRouterEnv(variant, {
+        tokenProgram,
+        native: true,
+        recipientLamports: 1_000_000_000n,
+      });
       const { source, keeper, integrator, recipient } = env.wallets;
       const start = balances(env);
       const fixture = await deployRoute(env, {
@@ -198,7 +202,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('a route rescued before its last step returns the wrapped SOL to the source token account', async () => {
-      const env = await createRouterEnv(variant, { native: true });
+      const env = await createRouterEnv(variant, { tokenProgram, native: true });
       const { source, keeper, integrator, recipient } = env.wallets;
       const start = balances(env);
       const fixture = await deployRoute(env, { hopCount: 4, amount: 2_000_000_000n });
@@ -223,7 +227,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('the recipient wallet is fixed: creation, session init and the last step refuse any other', async () => {
-      const env = await createRouterEnv(variant, { native: true });
+      const env = await createRouterEnv(variant, { tokenProgram, native: true });
       const { source, stranger, recipient } = env.wallets;
       const fixture = await prepareEndpoint(env, { hopCount: 3 });
       const create = (terms: Partial<RouteFixture['terms']>) =>
@@ -311,7 +315,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
 
     test("the fee estimate's rent is what the chain charges and the reclaim returns, native or not", async () => {
       for (const native of [true, false]) {
-        const env = await createRouterEnv(variant, { native });
+        const env = await createRouterEnv(variant, { tokenProgram, native });
         const estimator = createSolCostEstimator({
           chain: {
             getMinimumBalanceForRentExemption: async (size) =>

@@ -11,7 +11,6 @@ import {
   getScreenRouteInstruction,
   type RecoverInput,
 } from '../../src/chain/router/instructions.ts';
-import { ROUTER_PROGRAM_VARIANTS } from '../../src/chain/router/program.ts';
 import { computeRecovery } from '../../src/chain/router/recovery.ts';
 import { assertFullyRecovered, execute, recover, snapshot } from './flows.ts';
 import {
@@ -21,6 +20,7 @@ import {
   expectRouterError,
   planFixtureDeployment,
   prepareEndpoint,
+  ROUTER_TARGETS,
   type RouteFixture,
   type RouterEnv,
   readOrchestrator,
@@ -136,11 +136,11 @@ const STAGES: Stage[] = [
   },
 ];
 
-for (const variant of ROUTER_PROGRAM_VARIANTS) {
-  describe(`router program ${variant}: rescue and reclaim`, () => {
+for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
+  describe(`router program ${label}: rescue and reclaim`, () => {
     for (const stage of STAGES) {
       test(`rescue returns everything: ${stage.name}`, async () => {
-        const env = await createRouterEnv(variant);
+        const env = await createRouterEnv(variant, { tokenProgram });
         const { source, keeper, integrator } = env.wallets;
         const start = {
           source: env.lamports(source.address),
@@ -175,7 +175,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     }
 
     test('settled route: reclaim returns every lamport of rent, rescue is refused', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, keeper, integrator } = env.wallets;
       const start = {
         source: env.lamports(source.address),
@@ -222,7 +222,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('nobody but the source rescues, an active route is neither rescued nor reclaimed early', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, stranger } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       const input = (overrides: Partial<RecoverInput> = {}): RecoverInput => ({
@@ -276,7 +276,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('tokens anyone sends to the route accounts go to the source at reclaim and never block it', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, recipient } = env.wallets;
       const fixture = await deployRoute(env, { hopCount: 3 });
       for (let i = 0; i < 3; i++) await execute(env, fixture, i);
@@ -311,7 +311,7 @@ for (const variant of ROUTER_PROGRAM_VARIANTS) {
     });
 
     test('the orchestrator config stays while another route of the source is open', async () => {
-      const env = await createRouterEnv(variant);
+      const env = await createRouterEnv(variant, { tokenProgram });
       const { source, keeper } = env.wallets;
       const first = await deployRoute(env, { hopCount: 3, routeId: 1n });
       const second = await deployRoute(env, { hopCount: 3, routeId: 2n });

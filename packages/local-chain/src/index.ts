@@ -3,6 +3,7 @@
 export { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
 export type { Clock } from './clock.ts';
 export type { Block, EpochInfo, Ledger } from './ledger.ts';
+export { parseTokenProgram, type TokenProgramImplementation } from './legacy-token.ts';
 export { ChainDataError } from './persistence.ts';
 export type { ChainLog } from './rpc-subscriptions.ts';
 export {

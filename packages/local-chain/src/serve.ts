@@ -3,11 +3,12 @@
 // alone, without the service.
 //
 //   local-chain [--port 8899] [--host 127.0.0.1] [--data-dir ./data/chain | --ephemeral]
-//               [--program <programId>=<path/to/program.so>]...
+//               [--program <programId>=<path/to/program.so>]... [--token-program p-token|legacy]
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { ProgramDeployment } from './cheats.ts';
+import { parseTokenProgram } from './legacy-token.ts';
 import { startLocalChain } from './start.ts';
 
 /** Parses the command line, starts the chain, and stops it cleanly on SIGINT/SIGTERM. */
@@ -21,6 +22,7 @@ async function main() {
       ephemeral: { type: 'boolean', default: false },
       program: { type: 'string', multiple: true, default: [] },
       quiet: { type: 'boolean', default: false },
+      'token-program': { type: 'string', default: 'p-token' },
     },
   });
   const log = pino({ level: values.quiet ? 'warn' : 'info', base: { component: 'localnet' } });
@@ -36,6 +38,7 @@ async function main() {
     rpcPort: Number(values.port),
     wsPort: values['ws-port'] === undefined ? undefined : Number(values['ws-port']),
     programs,
+    tokenProgram: parseTokenProgram(values['token-program']),
     log,
   });
   // One plain line that tools (and the bench) can read the addresses from.

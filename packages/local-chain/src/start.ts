@@ -14,6 +14,7 @@ import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
+import { legacyTokenProgram, type TokenProgramImplementation } from './legacy-token.ts';
 import { type ChainPersistence, createChainPersistence } from './persistence.ts';
 import { startRpcServer } from './rpc-server.ts';
 import type { ChainLog } from './rpc-subscriptions.ts';
@@ -39,11 +40,27 @@ export interface LocalChainOptions {
   autoTick?: boolean;
   /** Programs deployed (through the upgradeable loader) at every start. */
   programs?: readonly ProgramDeployment[];
+  /**
+   * The SPL Token program at its id (default `p-token`, the implementation LiteSVM ships and
+   * clusters run). `legacy` deploys spl_token 3.5.0 there at every start (see legacy-token.ts),
+   * to run and measure programs that call Token as they ran before p-token. A data directory saved
+   * on the legacy program keeps it when resumed without the option.
+   */
+  tokenProgram?: TokenProgramImplementation;
   /** Write-behind interval of the data directory (default 1000 ms). */
   flushIntervalMs?: number;
   /** How many landed transactions are remembered (default 50,000). */
   maxRecordedTransactions?: number;
   log?: ChainLog;
+}
+
+/** The programs a start deploys: the legacy Token program when asked for, then the caller's. */
+function programsToDeploy(options: LocalChainOptions): ProgramDeployment[] {
+  const token: ProgramDeployment[] =
+    options.tokenProgram === 'legacy'
+      ? [{ programId: TOKEN_PROGRAM_ADDRESS, elf: legacyTokenProgram() }]
+      : [];
+  return [...token, ...(options.programs ?? [])];
 }
 
 /**
@@ -115,7 +132,7 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
     ledger = createLedger({
       clock,
       slotMs: options.slotMs,
-      programs: options.programs,
+      programs: programsToDeploy(options),
       restored,
       maxRecordedTransactions: options.maxRecordedTransactions,
     });

@@ -1,6 +1,7 @@
 // Helpers for code that tests against the local chain: a clock the test moves, so that slots pass
-// without sleeping, and transactions built and signed as a wallet builds them, in the forms the
-// endpoint takes. `@transfer-router/local-chain/testing`; the chain's own tests use them too.
+// without sleeping, transactions built and signed as a wallet builds them, in the forms the
+// endpoint takes, and the Token program to run on (the legacy one's bytes too, for tests that run
+// their own runtime). `@transfer-router/local-chain/testing`; the chain's own tests use them too.
 import {
   appendTransactionMessageInstructions,
   type Base64EncodedWireTransaction,
@@ -18,7 +19,10 @@ import {
   type TransactionSigner,
 } from '@solana/kit';
 import type { Clock } from './clock.ts';
+import { parseTokenProgram, type TokenProgramImplementation } from './legacy-token.ts';
 import { DEFAULT_SLOT_MS } from './slots.ts';
+
+export { LEGACY_TOKEN_PROGRAM_SHA256, legacyTokenProgram } from './legacy-token.ts';
 
 /** A clock that stands still until the test advances it, so slots move without sleeping. */
 export function manualClock(start = new Date('2026-01-01T00:00:00Z')): Clock & { advance(ms: number): void } {
@@ -60,6 +64,14 @@ export async function signTransaction(
     base64: getBase64EncodedWireTransaction(tx),
     signature: getSignatureFromTransaction(tx),
   };
+}
+
+/**
+ * The Token program implementation tests run on: `LOCAL_CHAIN_TOKEN_PROGRAM` (`p-token`, the
+ * default, or `legacy`), so any test file can be run on the legacy program.
+ */
+export function tokenProgramFromEnv(env: NodeJS.ProcessEnv = process.env): TokenProgramImplementation {
+  return parseTokenProgram(env.LOCAL_CHAIN_TOKEN_PROGRAM ?? 'p-token');
 }
 
 /** Milliseconds of `slots` slots at the default slot length. */
