@@ -14,8 +14,10 @@ import { hopsInCreateRoute, MAX_HOPS_IN_ADD_HOPS_TX, MAX_STEPS_IN_INIT_STEPS_TX 
  */
 export const COMPUTE_UNIT_LIMITS = {
   keeperFunding: 1_000,
-  createRoute: 40_000,
-  addHops: 25_000,
+  /** Route creation, 5 intermediates: 51,523 measured on the legacy SPL Token program. */
+  createRoute: 65_000,
+  /** 4 intermediates: 26,987 measured on the legacy SPL Token program. */
+  addHops: 35_000,
   orchestratorInit: 10_000,
   sessionInit: 80_000,
   /** A hop, the settling one included (about 18,600 measured on the legacy SPL Token program). */
@@ -24,8 +26,8 @@ export const COMPUTE_UNIT_LIMITS = {
   createTokenAccount: 35_000,
   /** Wrapping SOL in the route's creation: open the account, move the SOL, sync, close it again. */
   wrapSol: 45_000,
-  /** A `Rescue` or `Reclaim` of up to 12 accounts with the keeper's sweep (about 17,500 measured). */
-  recovery: 40_000,
+  /** A `Rescue` or `Reclaim` of up to 12 accounts with the keeper's sweep (55,424 measured on the legacy SPL Token program). */
+  recovery: 70_000,
   /** Closing the source's wrapped-SOL account, which unwraps what a recovery returned into it. */
   closeTokenAccount: 5_000,
 } as const;
