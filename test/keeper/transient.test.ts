@@ -80,6 +80,28 @@ describe('hops that do not land the first time', () => {
     return { ...route, t0, keeper: onChain.keeper };
   }
 
+  /**
+   * A chain on which the first hop sent lands, but its status takes until `landed` resolves to
+   * come back; `sent` lists every hop sent.
+   */
+  function slowFirstHop() {
+    const sent: Signature[] = [];
+    const landed = signal<void>();
+    const chain: Chain = {
+      ...t.chain.chain,
+      async sendTransaction(wire, options) {
+        const signature = await t.chain.chain.sendTransaction(wire, options);
+        sent.push(signature);
+        return signature;
+      },
+      async getSignatureStatuses(signatures, options) {
+        if (sent[0] && signatures.includes(sent[0])) await landed.promise;
+        return t.chain.chain.getSignatureStatuses(signatures, options);
+      },
+    };
+    return { chain, sent, landed };
+  }
+
   /** The first hop ran exactly once on chain, recorded with `signature`. */
   async function expectFirstHopOnce(id: number, signature: string) {
     const { route, steps } = await routeOnChain(t, id);
@@ -302,23 +324,7 @@ describe('hops that do not land the first time', () => {
 
   test('a hop slow to land holds back no other route: the worker keeps its other slots busy meanwhile', async () => {
     const routes = await deployDueRoutes(t, caller, [usdc, usdc, usdc, usdc]);
-    const sent: Signature[] = [];
-    const landed = signal<void>();
-    let slow: Signature | undefined;
-    const chain: Chain = {
-      ...t.chain.chain,
-      async sendTransaction(wire, options) {
-        const signature = await t.chain.chain.sendTransaction(wire, options);
-        slow ??= signature;
-        sent.push(signature);
-        return signature;
-      },
-      // The first hop lands, but its status takes until the test says so to come back.
-      async getSignatureStatuses(signatures, options) {
-        if (signatures.includes(slow!)) await landed.promise;
-        return t.chain.chain.getSignatureStatuses(signatures, options);
-      },
-    };
+    const { chain, sent, landed } = slowFirstHop();
     // Two routes at a time: while one waits for its slow hop, the other slot carries the rest.
     const keeper = keeperWorker(t, { chain, concurrency: 2 });
     const round = keeper.runOnce();
@@ -331,23 +337,7 @@ describe('hops that do not land the first time', () => {
 
   test('a hop slow to land holds back no route that falls due meanwhile', async () => {
     const [first] = await deployDueRoutes(t, caller, [usdc]);
-    const landed = signal<void>();
-    let slow: Signature | undefined;
-    const sent: Signature[] = [];
-    const chain: Chain = {
-      ...t.chain.chain,
-      async sendTransaction(wire, options) {
-        const signature = await t.chain.chain.sendTransaction(wire, options);
-        slow ??= signature;
-        sent.push(signature);
-        return signature;
-      },
-      // The first route's hop lands, but its status takes until the test says so to come back.
-      async getSignatureStatuses(signatures, options) {
-        if (signatures.includes(slow!)) await landed.promise;
-        return t.chain.chain.getSignatureStatuses(signatures, options);
-      },
-    };
+    const { chain, sent, landed } = slowFirstHop();
     const keeper = keeperWorker(t, { chain });
     const round = keeper.runOnce();
     await waitUntil(async () => sent.length === 1, 'the first route’s hop was sent', 10_000);
