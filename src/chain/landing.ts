@@ -96,9 +96,12 @@ export async function landTransaction(
       if (!last) return 'expired';
       // Processed but not confirmed yet: its block is confirmed or dropped within moments.
     } else if (options.now() - sentAt >= (options.resendMs ?? 2_000)) {
-      // The node took these bytes before: a refusal now (the state moved on, or they landed) is no
-      // verdict on them; their status says what became of them.
-      await send(chain, transaction, { signal });
+      // The node took these bytes before: a refusal now (the state moved on, or they landed), or a
+      // node throttling or down for a moment, is no verdict on them; their status says what became
+      // of them.
+      await send(chain, transaction, { signal }).catch((error: unknown) => {
+        if (!isChainError(error) || !error.retryable) throw error;
+      });
       sentAt = options.now();
     }
     await delay(options.pollMs ?? 400, undefined, { signal });

@@ -61,7 +61,7 @@ function manualClock() {
   return { now: () => ms, advance: (by: number) => (ms += by) };
 }
 
-test('bytes a node dropped are sent again, the same ones, every resend interval until they land', async () => {
+test('bytes a node dropped or throttled are sent again, the same ones, every resend interval until they land', async () => {
   const { signed, to } = await signedTransfer();
   const sends: string[] = [];
   const clock = manualClock();
@@ -70,7 +70,9 @@ test('bytes a node dropped are sent again, the same ones, every resend interval 
     async sendTransaction(wire, options) {
       sends.push(String(wire));
       clock.advance(1_000);
-      if (sends.length < 3) return signed.signature as never;
+      if (sends.length === 1) return signed.signature as never;
+      // Then a node throttling: a re-send it refuses is tried again at the next interval.
+      if (sends.length === 2) throw new ChainError('CHAIN_RATE_LIMITED', 'rate limited');
       return local.chain.sendTransaction(wire, options);
     },
     async getSignatureStatuses(signatures, options) {
