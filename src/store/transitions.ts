@@ -46,7 +46,7 @@ interface Writes {
 /** A worker's hold on a route and its stored hop, given up once a hop is recorded. */
 const CLAIM_RELEASED = [
   'keeper_claim = NULL',
-  'keeper_claimed_until = NULL',
+  'keeper_claimed_by = NULL',
   'keeper_retry_at = NULL',
   'hop_tx = NULL',
   'hop_tx_signature = NULL',

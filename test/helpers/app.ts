@@ -22,6 +22,7 @@ import { createListScreening } from '../../src/screening/providers.ts';
 import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
+import { startWorkerPresence } from '../../src/store/worker-processes.ts';
 import { createRouteScreening, type ScreeningProvider } from '../../src/use-cases/screening.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
@@ -46,6 +47,8 @@ export interface TestApp {
   platform: Platform;
   /** The deployment reconciler over this app's store and chain (not running: call `runOnce`). */
   reconciler: ReturnType<typeof createDeploymentReconciler>;
+  /** This app's worker process in the worker register: workers of the app name it in their claims. */
+  worker: string;
   /** A keeper worker over this app's store and chain (not running: call `runOnce`). */
   keeper: ReturnType<typeof createKeeperWorker>;
   /** The sweep of routes past their deadline over this app's store and chain (not running: call `runOnce`). */
@@ -154,6 +157,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(ENCRYPTION_KEY),
   });
+  // Unwrapped: a test's faults in the database are for the code under test, not for its register.
+  const presence = await startWorkerPresence(database.db, pino({ level: 'silent' }));
   const webhookPolicy = options.config?.webhookPolicy ?? { requireHttps: false, allowPrivateNetworks: true };
   const sender = createWebhookSender(webhookPolicy);
   const app = await buildApp({
@@ -206,7 +211,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     chain,
     platform,
+    worker: presence.id,
     keeper: createKeeperWorker({
+      worker: presence.id,
       db,
       listen: db,
       chain: chain.chain,
@@ -258,6 +265,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await sender.close();
+      await presence.stop();
       if (peer) return;
       await chain.close();
       if (!options.database) await database.drop();

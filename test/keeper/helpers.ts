@@ -39,6 +39,8 @@ export function keeperWorker(
     store?: HopStore;
     transfers?: Pick<TransferStore, 'markRecoverable'>;
     concurrency?: number;
+    /** The worker process it runs in (default: the test app's). */
+    worker?: string;
   } = {},
 ) {
   const logs: { msg: string; [key: string]: unknown }[] = [];
@@ -47,6 +49,7 @@ export function keeperWorker(
   const store = options.store ?? t.store.hops;
   const transfers = options.transfers ?? t.store.transfers;
   const worker = createKeeperWorker({
+    worker: options.worker ?? t.worker,
     db: t.database.db,
     listen: t.database.db,
     chain,
