@@ -61,6 +61,8 @@ export interface LandingOptions extends CallOptions {
    * then no verdict on them either, and their status says what became of them.
    */
   resumed?: boolean | undefined;
+  /** Called once the bytes are out: the node took them (or, resumed, had them already). */
+  onSent?: (() => void) | undefined;
 }
 
 type LandingChain = TransactionSender & SignatureStatusReader & BlockHeightReader;
@@ -81,6 +83,7 @@ export async function landTransaction(
   const { signal } = options;
   const refused = await send(chain, transaction, { signal });
   if (refused && !options.resumed) return refused;
+  options.onSent?.();
   const signature = transaction.signature as Signature;
   let sentAt = options.now();
   for (;;) {

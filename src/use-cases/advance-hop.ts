@@ -144,14 +144,15 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const keeper = await createKeyPairSignerFromPrivateKeyBytes(claimed.keeperPrivateKey);
   const transaction = await hopTransaction(round, keeper);
   if (!transaction) return;
-  deps.observe?.({
-    kind: 'hop_sent',
-    transferId: transfer.id,
-    step,
-    signature: transaction.signature,
-    resent: transaction === claimed.hopTransaction,
-  });
-  const outcome = await landTransaction(deps.chain, transaction, landing(deps));
+  const sent = () =>
+    deps.observe?.({
+      kind: 'hop_sent',
+      transferId: transfer.id,
+      step,
+      signature: transaction.signature,
+      resent: transaction === claimed.hopTransaction,
+    });
+  const outcome = await landTransaction(deps.chain, transaction, { ...landing(deps), onSent: sent });
   if (outcome === null) return recordHop(round, transaction.signature, false);
   return answerFailedHop(round, keeper, outcome);
 }
