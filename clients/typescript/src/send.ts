@@ -42,14 +42,13 @@ const ATTEMPTS = 3;
 const ATTEMPT_TIMEOUT_MS = 3_000;
 const BACKOFF_MS = 250;
 
-/** JSON-RPC errors of a node failing, behind or throttling (-32429, a provider's rate limit). */
+/** JSON-RPC errors of a node failing or behind. */
 const WEATHER_CODES: ReadonlySet<number> = new Set([
   SOLANA_ERROR__JSON_RPC__INTERNAL_ERROR,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_BLOCK_NOT_AVAILABLE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_BLOCK_STATUS_NOT_AVAILABLE_YET,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED,
-  -32429,
 ]);
 
 /**
