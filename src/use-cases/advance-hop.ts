@@ -144,15 +144,17 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const keeper = await createKeyPairSignerFromPrivateKeyBytes(claimed.keeperPrivateKey);
   const transaction = await hopTransaction(round, keeper);
   if (!transaction) return;
+  // Stored bytes may have been sent by a worker that died: a node's refusal now is no verdict on them.
+  const resumed = transaction === claimed.hopTransaction;
   const sent = () =>
     deps.observe?.({
       kind: 'hop_sent',
       transferId: transfer.id,
       step,
       signature: transaction.signature,
-      resent: transaction === claimed.hopTransaction,
+      resent: resumed,
     });
-  const outcome = await landTransaction(deps.chain, transaction, { ...landing(deps), onSent: sent });
+  const outcome = await landTransaction(deps.chain, transaction, { ...landing(deps), resumed, onSent: sent });
   if (outcome === null) return recordHop(round, transaction.signature, false);
   return answerFailedHop(round, keeper, outcome);
 }
@@ -263,10 +265,9 @@ async function answerFailedHop(
   outcome: TransactionError | 'expired',
 ): Promise<void> {
   const { deps, transfer, step, claimed } = round;
-  if (outcome === 'expired') {
-    expiredUnlanded(round);
-    return release(round, { forgetHopTransaction: true });
-  }
+  // Kept: a node whose reads lag may have hidden that it landed in its last valid block. The next
+  // round reads the route, and replaces the transaction only if the chain's history lacks it.
+  if (outcome === 'expired') return release(round, {});
   const verdict = classifyHopError(outcome);
   switch (verdict.kind) {
     case 'not_due':

@@ -1,11 +1,11 @@
 import type { Address, Base64EncodedWireTransaction, TransactionError } from '@solana/kit';
+import { computeUnitLimit } from '@transfer-router/landing';
 import { describeTransactionError } from '../chain/router/errors.ts';
 import {
   partiallySigned,
   simulate,
   TRANSACTION_SIZE_LIMIT,
   type UnsignedTransaction,
-  withMargin,
 } from '../chain/transactions.ts';
 import type { CallOptions, TransactionSimulator } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
@@ -87,10 +87,9 @@ export async function buildTransaction(
       `The bundle's ${name} would be ${simulated.size} bytes, above the ${TRANSACTION_SIZE_LIMIT} a transaction may hold. Nothing was handed out; report this with the transfer's supportBundleId.`,
     );
   }
-  const computeUnitLimit =
-    simulated.unitsConsumed === null ? fallbackUnits : withMargin(simulated.unitsConsumed);
-  const signed = await partiallySigned({ ...transaction, computeUnitLimit });
-  return { ...signed, name, computeUnitLimit, simulationError: simulated.error };
+  const limit = computeUnitLimit(simulated.unitsConsumed, fallbackUnits);
+  const signed = await partiallySigned({ ...transaction, computeUnitLimit: limit });
+  return { ...signed, name, computeUnitLimit: limit, simulationError: simulated.error };
 }
 
 /**

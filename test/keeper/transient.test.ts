@@ -17,9 +17,9 @@ import {
   getSetComputeUnitLimitInstructionDataDecoder,
   identifyComputeBudgetInstruction,
 } from '@solana-program/compute-budget';
+import { withMargin } from '@transfer-router/landing';
 import { isChainError } from '../../src/chain/errors.ts';
 import { COMPUTE_UNIT_LIMITS } from '../../src/chain/router/footprint.ts';
-import { withMargin } from '../../src/chain/transactions.ts';
 import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
