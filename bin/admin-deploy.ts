@@ -4,16 +4,19 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { type Address, isAddress } from '@solana/kit';
+import { isChainError } from '../src/chain/errors.ts';
 import {
   ROUTER_PROGRAM_VARIANTS,
   type RouterProgramVariant,
   routerProgramPath,
 } from '../src/chain/router/program.ts';
 import { createRpcChain } from '../src/chain/rpc-chain.ts';
+import type { AccountReader } from '../src/chain/types.ts';
 import { loadCliDefaults } from '../src/config.ts';
 import { generateKeypair, type KeypairBytes, parseKeypairSetting } from '../src/platform/keypair.ts';
-import { closeBuffer } from '../src/platform/program-buffer.ts';
-import { deployProgram } from '../src/platform/program-deploy.ts';
+import { closeBuffer, findBufferAddress, readBuffer } from '../src/platform/program-buffer.ts';
+import { deployProgram, type ProgramDeployResult } from '../src/platform/program-deploy.ts';
+import { PlatformTransactionError } from '../src/platform/send.ts';
 
 export const DEPLOY_USAGE = `  platform deploy [--rpc <url>] [--admin-keypair <key>] [--program-keypair <file>]
                   [--program-id <address>] [--elf v0|v3] [--priority-fee <micro-lamports/CU>]
@@ -62,8 +65,15 @@ async function programKey(
   return key;
 }
 
-/** Runs `platform deploy`: prints its result as JSON (stderr and exit 1 when refused); progress on stderr. */
-export async function platformDeploy(flags: DeployFlags, usage: (message: string) => Error): Promise<number> {
+/** What a failed run leaves: the buffer it wrote, which the next run resumes from. */
+async function leftoverNote(chain: AccountReader, admin: Address): Promise<string> {
+  const buffer = await readBuffer(chain, admin).catch(() => null);
+  if (!buffer) return '';
+  return ` The buffer ${await findBufferAddress(admin)} keeps what was written (${buffer.lamports} lamports of rent): run the same command again to resume, or \`platform deploy --close-buffer\` to take the rent back.`;
+}
+
+/** The command line and the environment, checked. */
+function settingsOf(flags: DeployFlags, usage: (message: string) => Error) {
   const defaults = loadCliDefaults();
   const rpcUrl = flags.rpc ?? defaults.rpcUrl;
   if (!rpcUrl) throw usage('platform deploy needs the cluster: pass --rpc or set RPC_URL');
@@ -84,32 +94,63 @@ export async function platformDeploy(flags: DeployFlags, usage: (message: string
   const programId = flags['program-id'] ?? defaults.routerProgramId;
   if (programId !== undefined && !isAddress(programId))
     throw usage('--program-id / ROUTER_PROGRAM_ID must be an address');
+  return {
+    rpcUrl,
+    chain: createRpcChain({ rpcUrl }),
+    adminKey,
+    variant,
+    microLamportsPerCu: BigInt(priorityFee),
+    programId,
+    keyPath: resolve(flags['program-keypair'] ?? join(defaults.dataDir, 'router-program-keypair.json')),
+  };
+}
 
+const print = (stream: NodeJS.WritableStream, output: object) =>
+  stream.write(`${JSON.stringify(output, null, 2)}\n`);
+
+/**
+ * Runs `platform deploy`: prints its result as JSON (on stderr with exit status 1 when refused or
+ * failed); progress on stderr.
+ */
+export async function platformDeploy(flags: DeployFlags, usage: (message: string) => Error): Promise<number> {
+  const { rpcUrl, chain, adminKey, variant, microLamportsPerCu, programId, keyPath } = settingsOf(
+    flags,
+    usage,
+  );
   const progress = (line: string) => process.stderr.write(`${line}\n`);
-  const chain = createRpcChain({ rpcUrl });
   const admin = await adminKey.signer();
-  const microLamportsPerCu = BigInt(priorityFee);
   if (flags['close-buffer']) {
     const closed = await closeBuffer({ chain, admin, microLamportsPerCu });
     const message = closed
       ? `Closed the admin's buffer: ${closed.lamports} lamports back to ${admin.address}, in transaction ${closed.signature}.`
       : `The admin ${admin.address} has no buffer on this cluster; nothing to do.`;
-    process.stdout.write(`${JSON.stringify({ action: closed ? 'closed' : 'none', message }, null, 2)}\n`);
+    print(process.stdout, { action: closed ? 'closed' : 'none', message });
     return 0;
   }
-  const keyPath = resolve(flags['program-keypair'] ?? join(defaults.dataDir, 'router-program-keypair.json'));
   const programKeypair = await programKey(keyPath, programId, progress);
   const programAddress = (programId ?? programKeypair?.address) as Address;
-  const result = await deployProgram({
-    chain,
-    admin,
-    programAddress,
-    programSigner: programKeypair && (await programKeypair.signer()),
-    elf: new Uint8Array(await readFile(routerProgramPath(variant))),
-    microLamportsPerCu,
-    progress,
-  });
-  const output = {
+  let result: ProgramDeployResult;
+  try {
+    result = await deployProgram({
+      chain,
+      admin,
+      programAddress,
+      programSigner: programKeypair && (await programKeypair.signer()),
+      elf: new Uint8Array(await readFile(routerProgramPath(variant))),
+      microLamportsPerCu,
+      progress,
+    });
+  } catch (error) {
+    if (!(error instanceof PlatformTransactionError || isChainError(error))) throw error;
+    const what = isChainError(error)
+      ? `The chain at ${rpcUrl} failed a request (${error.code}: ${error.message.replace(/\.$/, '')})`
+      : error.message;
+    const message = `${what}.${await leftoverNote(chain, admin.address)}`;
+    print(process.stderr, { action: 'failed', message });
+    return 1;
+  }
+  const refused = result.action === 'refused';
+  print(refused ? process.stderr : process.stdout, {
     action: result.action,
     message: result.message,
     programId: result.programAddress,
@@ -121,8 +162,6 @@ export async function platformDeploy(flags: DeployFlags, usage: (message: string
     maxDataLen: result.maxDataLen === null ? null : String(result.maxDataLen),
     writes: result.writes,
     spentLamports: String(result.spentLamports),
-  };
-  const refused = result.action === 'refused';
-  (refused ? process.stderr : process.stdout).write(`${JSON.stringify(output, null, 2)}\n`);
+  });
   return refused ? 1 : 0;
 }

@@ -214,3 +214,21 @@ describe('a chain started with the router preloaded, upgradeable by the admin (n
     });
   });
 });
+
+test('platform deploy without a cluster is a usage error; an unreachable one fails with exit status 1', async () => {
+  const usage = await runAdminCli(['platform', 'deploy'], { PLATFORM_ADMIN_KEYPAIR: adminKeyFile });
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /^error: platform deploy needs the cluster: pass --rpc or set RPC_URL\n/);
+  const unreachable = await runAdminCli(
+    ['platform', 'deploy', '--rpc', 'http://127.0.0.1:1', '--program-id', ROUTER_PROGRAM_ADDRESS],
+    { PLATFORM_ADMIN_KEYPAIR: adminKeyFile },
+  );
+  assert.equal(unreachable.code, 1, unreachable.stderr);
+  const failure = JSON.parse(unreachable.stderr);
+  assert.equal(failure.action, 'failed');
+  assert.match(
+    failure.message,
+    /^The chain at http:\/\/127\.0\.0\.1:1 failed a request \(CHAIN_UNAVAILABLE: .+\)\.$/,
+  );
+  assert.ok(!unreachable.stderr.includes(keygen(keys.admin)), 'the key is never printed');
+});
