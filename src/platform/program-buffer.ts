@@ -101,15 +101,16 @@ export async function closeBuffer(
 
 /**
  * A buffer of the program's size, created when there is none; one of another size (a deployment
- * of other bytes that stopped) is closed first, its rent back to the admin.
+ * of other bytes that stopped) is closed first, its rent back to the admin. Answers the program
+ * bytes it holds (a new account's are zeros).
  */
-async function ensureBuffer(context: BufferContext, size: number): Promise<LoaderBuffer | null> {
+async function ensureBuffer(context: BufferContext, size: number): Promise<Uint8Array> {
   const { chain, admin } = context;
   const address = await findBufferAddress(admin.address);
   const existing = await readBuffer(chain, admin.address);
   if (existing?.bytes.length === size) {
     context.progress(`Resuming with the buffer ${address} left by an earlier run`);
-    return existing;
+    return existing.bytes;
   }
   if (existing) {
     await closeBuffer(context);
@@ -134,7 +135,7 @@ async function ensureBuffer(context: BufferContext, size: number): Promise<Loade
   context.progress(
     `Created the buffer ${address} (${space} bytes, ${rent} lamports of rent until the deployment)`,
   );
-  return null;
+  return new Uint8Array(size);
 }
 
 /** The offsets of the chunks whose bytes in the buffer differ from the program's. */
@@ -176,7 +177,7 @@ export async function writeProgramBuffer(
   const { chain, admin } = context;
   const address = await findBufferAddress(admin.address);
   const chunk = writeChunkBytes(admin);
-  let written = (await ensureBuffer(context, program.length))?.bytes ?? null;
+  let written: Uint8Array | null = await ensureBuffer(context, program.length);
   let writes = 0;
   for (let round = 1; ; round++) {
     const stale = staleChunks(program, written, chunk);
