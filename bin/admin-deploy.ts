@@ -20,11 +20,13 @@ import { PlatformTransactionError } from '../src/platform/send.ts';
 
 export const DEPLOY_USAGE = `  platform deploy [--rpc <url>] [--admin-keypair <key>] [--program-keypair <file>]
                   [--program-id <address>] [--elf v0|v3] [--priority-fee <micro-lamports/CU>]
+                  [--concurrency <n>]
                                                                 (deploys the router program through the
                                                                  upgradeable loader, the admin as upgrade
                                                                  authority, or upgrades it; talks to the
                                                                  chain, not to the service)
-  platform deploy --close-buffer                                (returns the rent of a buffer an interrupted
+  platform deploy --close-buffer [--rpc <url>] [--admin-keypair <key>]
+                                                                (returns the rent of a buffer an interrupted
                                                                  deploy left behind)`;
 
 export const DEPLOY_OPTIONS = `Options of platform deploy:
@@ -35,7 +37,9 @@ export const DEPLOY_OPTIONS = `Options of platform deploy:
                              file does not exist (default $DATA_DIR/router-program-keypair.json)
   --program-id <address>     the program to upgrade (default $ROUTER_PROGRAM_ID, else the program keypair's)
   --elf v0|v3                SBPF v0 (default: loads on every cluster) or v3 (clusters with SBPF v3)
-  --priority-fee <n>         compute-unit price of its transactions in micro-lamports (default 0)`;
+  --priority-fee <n>         compute-unit price of its transactions in micro-lamports (default 0)
+  --concurrency <n>          write transactions in flight at once, 1 to 32 (default 8; fewer for an
+                             endpoint that limits requests)`;
 
 export interface DeployFlags {
   rpc?: string | undefined;
@@ -44,6 +48,7 @@ export interface DeployFlags {
   'program-id'?: string | undefined;
   elf?: string | undefined;
   'priority-fee'?: string | undefined;
+  concurrency?: string | undefined;
   'close-buffer'?: boolean | undefined;
 }
 
@@ -91,6 +96,9 @@ function settingsOf(flags: DeployFlags, usage: (message: string) => Error) {
   const priorityFee = flags['priority-fee'] ?? '0';
   if (!/^\d+$/.test(priorityFee))
     throw usage('--priority-fee must be micro-lamports per compute unit, a whole number');
+  const concurrency = Number(flags.concurrency ?? '8');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32)
+    throw usage('--concurrency must be a whole number from 1 to 32');
   const programId = flags['program-id'] ?? defaults.routerProgramId;
   if (programId !== undefined && !isAddress(programId))
     throw usage('--program-id / ROUTER_PROGRAM_ID must be an address');
@@ -100,6 +108,7 @@ function settingsOf(flags: DeployFlags, usage: (message: string) => Error) {
     adminKey,
     variant,
     microLamportsPerCu: BigInt(priorityFee),
+    concurrency,
     programId,
     keyPath: resolve(flags['program-keypair'] ?? join(defaults.dataDir, 'router-program-keypair.json')),
   };
@@ -113,10 +122,8 @@ const print = (stream: NodeJS.WritableStream, output: object) =>
  * failed); progress on stderr.
  */
 export async function platformDeploy(flags: DeployFlags, usage: (message: string) => Error): Promise<number> {
-  const { rpcUrl, chain, adminKey, variant, microLamportsPerCu, programId, keyPath } = settingsOf(
-    flags,
-    usage,
-  );
+  const { rpcUrl, chain, adminKey, variant, microLamportsPerCu, concurrency, programId, keyPath } =
+    settingsOf(flags, usage);
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   const admin = await adminKey.signer();
   if (flags['close-buffer']) {
@@ -138,6 +145,7 @@ export async function platformDeploy(flags: DeployFlags, usage: (message: string
       programSigner: programKeypair && (await programKeypair.signer()),
       elf: new Uint8Array(await readFile(routerProgramPath(variant))),
       microLamportsPerCu,
+      concurrency,
       progress,
     });
   } catch (error) {

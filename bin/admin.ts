@@ -177,6 +177,7 @@ async function run(argv: string[]): Promise<number> {
       'program-id': { type: 'string' },
       elf: { type: 'string' },
       'priority-fee': { type: 'string' },
+      concurrency: { type: 'string' },
       'close-buffer': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
