@@ -3,7 +3,8 @@
 // alone, without the service.
 //
 //   local-chain [--port 8899] [--host 127.0.0.1] [--data-dir ./data/chain | --ephemeral]
-//               [--program <programId>=<path/to/program.so>]... [--token-program p-token|legacy]
+//               [--program <programId>=<path/to/program.so>]... [--upgrade-authority <address>]
+//               [--token-program p-token|legacy]
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -21,6 +22,8 @@ async function main() {
       'data-dir': { type: 'string', default: './data/chain' },
       ephemeral: { type: 'boolean', default: false },
       program: { type: 'string', multiple: true, default: [] },
+      // Of every --program: who may upgrade it (and, for programs that check it, administer it).
+      'upgrade-authority': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       'token-program': { type: 'string', default: 'p-token' },
     },
@@ -30,7 +33,7 @@ async function main() {
   for (const spec of values.program) {
     const [programId, path] = spec.split('=');
     if (!programId || !path) throw new Error(`--program expects <programId>=<path.so>, got ${spec}`);
-    programs.push({ programId, elf: await readFile(path) });
+    programs.push({ programId, elf: await readFile(path), upgradeAuthority: values['upgrade-authority'] });
   }
   const local = await startLocalChain({
     dataDir: values.ephemeral ? undefined : values['data-dir'],
