@@ -2,12 +2,12 @@
 // The `rpc-faults` command (`npm run rpc-faults` in the repository): a fault-injecting proxy in front
 // of a JSON-RPC endpoint, to rehearse a service against a misbehaving one.
 //
-//   rpc-faults --upstream <url> [--port 8898] [--host 127.0.0.1] [--seed 0]
+//   rpc-faults --upstream <url> [--port 8898] [--host 127.0.0.1] [--seed 0] [--bad-day]
 //              [--drop-sends 0.09] [--rate-limited 0.05] [--retry-after 1] [--unavailable 0.01]
 //              [--held 0.02] [--hold-ms 10000] [--stale-every-ms 10000] [--stale-for-ms 2000]
 //              [--stale-max-age-ms 3000] [--processed-first 0.5] [--processed-for-ms 1500]
 import { parseArgs } from 'node:util';
-import { type FaultPlan, NO_FAULTS } from './plan.ts';
+import { BAD_DAY, type FaultPlan, NO_FAULTS } from './plan.ts';
 import { startFaultProxy } from './proxy.ts';
 
 /** The plan's settings by their flag, `--drop-sends` for `dropSends`. */
@@ -21,14 +21,16 @@ async function main() {
       port: { type: 'string', default: '8898' },
       host: { type: 'string', default: '127.0.0.1' },
       seed: { type: 'string', default: NO_FAULTS.seed },
+      // BAD_DAY's faults; the other flags change them.
+      'bad-day': { type: 'boolean', default: false },
       ...Object.fromEntries(SETTINGS.map((name) => [flag(name), { type: 'string' as const }])),
     },
   });
   if (!values.upstream)
     throw new Error('--upstream <url> is required: the JSON-RPC endpoint to stand in front of');
-  const faults: Partial<FaultPlan> = { seed: values.seed };
+  const faults: Partial<FaultPlan> = { ...(values['bad-day'] ? BAD_DAY : {}), seed: values.seed };
   for (const name of SETTINGS) {
-    const value = (values as Record<string, string | undefined>)[flag(name)];
+    const value = (values as Record<string, unknown>)[flag(name)] as string | undefined;
     if (value !== undefined) (faults as Record<string, number>)[name] = Number(value);
   }
   const proxy = await startFaultProxy({

@@ -79,3 +79,22 @@ export function faultPlan(partial: Partial<FaultPlan> = {}): FaultPlan {
   if (problems.length > 0) throw new RangeError(`Invalid fault plan: ${problems.join('; ')}`);
   return plan;
 }
+
+/**
+ * A bad day at an RPC provider: 9% of sends dropped, 5% of requests throttled, 1% failed, 2% held
+ * 10 s, a 1.5 s stale window every 8 s on average, half the transactions processed for 1.5 s before
+ * they show confirmed.
+ */
+export const BAD_DAY: Partial<FaultPlan> = {
+  dropSends: 0.09,
+  rateLimited: 0.05,
+  retryAfterSeconds: 1,
+  unavailable: 0.01,
+  held: 0.02,
+  holdMs: 10_000,
+  staleEveryMs: 8_000,
+  staleForMs: 1_500,
+  staleMaxAgeMs: 2_000,
+  processedFirst: 0.5,
+  processedForMs: 1_500,
+};
