@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
+import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { type AppDeps, buildApp } from '../../src/http/app.ts';
@@ -87,6 +88,8 @@ export type TestAppOptions = Partial<
   peer?: TestApp;
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
+  /** The endpoint the app reads and sends through (e.g. a fault proxy before the test chain); the chain's own by default. */
+  chainRpcUrl?: string;
   authCacheMs?: number;
   /** Connections of the app's pool (10 unless a test needs fewer). */
   poolSize?: number;
@@ -152,7 +155,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = peer?.clock ?? createManualClock(new Date('2026-06-01T12:00:00.000Z'));
   const { chain, platform } = peer ?? (await startTestPlatform(clock, options.platform));
-  const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
+  const appChain = options.chainRpcUrl ? createRpcChain({ rpcUrl: options.chainRpcUrl }) : chain.chain;
+  const platformAdmin = createPlatformAdmin({ chain: appChain, platform });
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(ENCRYPTION_KEY),
@@ -180,11 +184,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     redis: options.redis,
     rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}`,
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
-    mints: options.mints ?? createMintLookup(chain.chain),
+    mints: options.mints ?? createMintLookup(appChain),
     solCosts:
-      options.solCosts ?? createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
+      options.solCosts ?? createSolCostEstimator({ chain: appChain, priorityFeeMicroLamportsPerCu: 0n }),
     webhookSender: sender,
-    chain: chain.chain,
+    chain: appChain,
     priorityFeeFloorMicroLamportsPerCu: 0n,
     platform,
     platformAdmin,
