@@ -9,7 +9,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Address,
   createSolanaRpc,
-  createSolanaRpcSubscriptions,
   generateKeyPairSigner,
   none,
   type Signature,
@@ -266,7 +265,6 @@ describe('the service on a misbehaving RPC endpoint', () => {
       transferId: created.id,
       signer: source,
       rpc: createSolanaRpc(chain.rpcUrl),
-      rpcSubscriptions: createSolanaRpcSubscriptions(chain.wsUrl),
     });
     return {
       id: created.id,
