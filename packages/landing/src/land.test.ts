@@ -68,13 +68,16 @@ test('asked for finalized, a confirmed transaction is waited for until finalized
   assert.equal(calls.statuses, 3);
 });
 
-test('a first send refused in preflight is the verdict; one whose blockhash the node does not know yet is not', async () => {
-  const refused = scriptedNode({ sends: [{ refused: 'insufficient funds' }], statuses: [confirmed] });
+test('a first send refused in preflight is the verdict unless the node has the transaction; one whose blockhash it does not know yet is not', async () => {
+  const refused = scriptedNode({ sends: [{ refused: 'insufficient funds' }], statuses: [null, confirmed] });
   assert.deepEqual(await landTransaction(refused.rpc, transaction, { pollMs: 0 }), {
     kind: 'refused',
     refusal: 'insufficient funds',
   });
-  assert.equal(refused.calls.statuses, 0, 'nothing was charged: no status to wait for');
+  assert.equal(refused.calls.statuses, 1, 'nothing was charged: the node knows no such transaction');
+  // Refused because an earlier attempt of this send, whose answer was lost, ran it already.
+  const ranAlready = scriptedNode({ sends: [{ refused: 'account already in use' }], statuses: [confirmed] });
+  assert.deepEqual(await landTransaction(ranAlready.rpc, transaction, { pollMs: 0 }), { kind: 'landed' });
   // A node behind the one that gave the blockhash: sent again, it lands.
   const lagging = scriptedNode({ sends: ['blockhash_not_found', 'sent'], statuses: [null, null, confirmed] });
   const outcome = await landTransaction(lagging.rpc, transaction, { pollMs: 0, now: tickingClock() });

@@ -113,7 +113,15 @@ export async function landTransaction<R>(
 
   const first = await rpc.sendTransaction(transaction.base64, { signal });
   // A node that does not know the blockhash may only lag: the status and block height settle it.
-  if (typeof first === 'object' && !options.resumed) return { kind: 'refused', refusal: first.refused };
+  // A refusal is the verdict unless the bytes are known already: sent before this send (resumed),
+  // or by an earlier attempt of it whose answer was lost (the node then refuses what already ran).
+  if (
+    typeof first === 'object' &&
+    !options.resumed &&
+    !(await rpc.getSignatureStatus(signature, { signal, searchTransactionHistory: false }))
+  ) {
+    return { kind: 'refused', refusal: first.refused };
+  }
   options.onSent?.();
   let sentAt = now();
   for (;;) {
