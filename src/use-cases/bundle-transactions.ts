@@ -1,6 +1,6 @@
 import type { Address, Base64EncodedWireTransaction, TransactionError } from '@solana/kit';
 import { computeUnitLimit } from '@transfer-router/landing';
-import { describeTransactionError } from '../chain/router/errors.ts';
+import { customErrorCode, describeTransactionError, ROUTER_ERROR_CODES } from '../chain/router/errors.ts';
 import {
   partiallySigned,
   simulate,
@@ -94,11 +94,21 @@ export async function buildTransaction(
 
 /**
  * MH_031 when the bundle's first transaction fails its simulation: it depends on nothing else of
- * the bundle, so it would fail on chain as well. (Later ones may only await what comes before.)
+ * the bundle, so it would fail on chain as well (later ones may only await what comes before);
+ * MH_091 when it fails only because the reads it was built from are behind the chain.
  */
 export function assertFirstSimulates(built: readonly BuiltTransaction[]): void {
   const [first] = built;
   if (!first?.simulationError) return;
+  if (customErrorCode(first.simulationError) === ROUTER_ERROR_CODES.AccountAlreadyInitialized) {
+    // The reads the bundle was built from lag the node that simulated it (a node behind another,
+    // a wallet's transaction landing meanwhile): a moment later they agree.
+    throw new AppError(
+      'MH_091',
+      `The chain moved on while the bundle was built: an account its ${first.name} creates exists now. Call prepare again in a moment.`,
+      { headers: { 'retry-after': '1' } },
+    );
+  }
   throw new AppError(
     'MH_031',
     `The bundle's ${first.name} fails on the chain as it is now (${describeTransactionError(first.simulationError)}), so nothing was handed out. Call prepare again; if it persists, report it with the transfer's supportBundleId.`,
