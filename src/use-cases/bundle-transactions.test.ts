@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { Base64EncodedWireTransaction, TransactionError } from '@solana/kit';
 import { ROUTER_ERROR_CODES } from '../chain/router/errors.ts';
 import { AppError } from '../domain/errors.ts';
-import { assertFirstSimulates, type BuiltTransaction } from './bundle-transactions.ts';
+import { assertFirstSimulates, type BuiltTransaction, ReadsBehindChain } from './bundle-transactions.ts';
 
 const built = (simulationError: TransactionError | null): BuiltTransaction => ({
   name: 'routeInitTxs[0]',
@@ -24,11 +24,11 @@ test('a first transaction that simulates is handed out; one that fails is refuse
   );
 });
 
-test('one that fails only because an account it creates exists now (reads behind the chain) is MH_091, retried in a second', () => {
+test('one that fails only because an account it creates exists now is reads behind the chain: MH_091 past the deadline', () => {
   assert.throws(
     () => assertFirstSimulates([built(custom(ROUTER_ERROR_CODES.AccountAlreadyInitialized))]),
     (error) =>
-      error instanceof AppError &&
+      error instanceof ReadsBehindChain &&
       error.code === 'MH_091' &&
       error.status === 503 &&
       error.headers['retry-after'] === '1',

@@ -93,21 +93,30 @@ export async function buildTransaction(
 }
 
 /**
+ * The reads a bundle was built from lag the node that simulated it (a node behind another, a
+ * wallet's transaction landing meanwhile): an account the bundle's first transaction creates
+ * exists already. A moment later they agree; past the request's deadline it is MH_091.
+ */
+export class ReadsBehindChain extends AppError {
+  constructor(name: string) {
+    super(
+      'MH_091',
+      `The chain moved on while the bundle was built: an account its ${name} creates exists now. Call prepare again in a moment.`,
+      { headers: { 'retry-after': '1' } },
+    );
+  }
+}
+
+/**
  * MH_031 when the bundle's first transaction fails its simulation: it depends on nothing else of
  * the bundle, so it would fail on chain as well (later ones may only await what comes before);
- * MH_091 when it fails only because the reads it was built from are behind the chain.
+ * {@link ReadsBehindChain} when it fails only because the reads it was built from are behind.
  */
 export function assertFirstSimulates(built: readonly BuiltTransaction[]): void {
   const [first] = built;
   if (!first?.simulationError) return;
   if (customErrorCode(first.simulationError) === ROUTER_ERROR_CODES.AccountAlreadyInitialized) {
-    // The reads the bundle was built from lag the node that simulated it (a node behind another,
-    // a wallet's transaction landing meanwhile): a moment later they agree.
-    throw new AppError(
-      'MH_091',
-      `The chain moved on while the bundle was built: an account its ${first.name} creates exists now. Call prepare again in a moment.`,
-      { headers: { 'retry-after': '1' } },
-    );
+    throw new ReadsBehindChain(first.name);
   }
   throw new AppError(
     'MH_031',
