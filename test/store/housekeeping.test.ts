@@ -32,10 +32,17 @@ test('housekeeping deletes expired idempotency records and old events with their
     );
     t.clock.advance(31 * DAY);
     const recent = await createTransfer(caller);
+    // A worker process silent for a day (by the database's clock): its claims were long taken over.
+    await t.database.db.query(
+      `INSERT INTO worker_processes (id, name, seen_at)
+       VALUES (gen_random_uuid(), 'gone:1', clock_timestamp() - interval '25 hours'),
+              (gen_random_uuid(), 'away:2', clock_timestamp() - interval '23 hours')`,
+    );
 
     const worker = housekeeping(t, 1);
     const deleted = await worker.runOnce();
     assert.equal(deleted.events, 1);
+    assert.equal(deleted.silentWorkers, 1);
     assert.ok(deleted.idempotencyRecords >= 2, 'the old create and the endpoint registration');
 
     const count = async (sql: string) => (await t.database.db.query<{ n: number }>(sql)).rows[0]!.n;
@@ -52,7 +59,17 @@ test('housekeeping deletes expired idempotency records and old events with their
       'only the recent create is remembered',
     );
     assert.equal(await count(`SELECT count(*)::int AS n FROM transfers`), 2, 'transfers themselves are kept');
-    assert.deepEqual(await worker.runOnce(), { idempotencyRecords: 0, events: 0, testAttempts: 0 });
+    assert.equal(
+      await count(`SELECT count(*)::int AS n FROM worker_processes WHERE name IN ('gone:1', 'away:2')`),
+      1,
+      'a process silent for less than a day is kept',
+    );
+    assert.deepEqual(await worker.runOnce(), {
+      idempotencyRecords: 0,
+      events: 0,
+      testAttempts: 0,
+      silentWorkers: 0,
+    });
   } finally {
     await receiver.close();
     await t.close();
