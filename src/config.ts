@@ -163,6 +163,7 @@ const envSchema = z.object({
     .max(30 * 86_400)
     .default(3600),
   PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: z.coerce.number().int().min(0).max(100_000_000).default(1_000_000),
+  HOP_PRIORITY_BUDGET_MULTIPLIER: z.coerce.number().int().min(1).max(1_000).default(8),
   // Fees (defaults: decisions' schedule).
   FEE_TIERS: jsonVariable(feeScheduleOverridesSchema.shape.tiers),
   FEE_FLAT_LAMPORTS_PER_HOP: optionalString,
@@ -244,6 +245,7 @@ function platformFrom(env: z.infer<typeof envSchema>) {
     screeningRequired: env.SCREENING ? env.SCREENING === 'on' : cluster === 'mainnet',
     routeGraceSeconds: env.ROUTE_GRACE_SECONDS,
     priorityFeeCapMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU),
+    hopPriorityBudgetMultiplier: env.HOP_PRIORITY_BUDGET_MULTIPLIER,
   };
   return {
     /** All three keys when configured (checked by loadConfig); otherwise local mode generates them. */

@@ -1,11 +1,17 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  type Address,
   appendTransactionMessageInstructions,
   type Base64EncodedWireTransaction,
   createTransactionMessage,
+  decompileTransactionMessage,
   getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
   getSignatureFromTransaction,
+  getTransactionDecoder,
   type Instruction,
+  isWritableRole,
   pipe,
   type Signature,
   setTransactionMessageFeePayerSigner,
@@ -15,9 +21,15 @@ import {
   type TransactionSigner,
 } from '@solana/kit';
 import {
+  COMPUTE_BUDGET_PROGRAM_ADDRESS,
+  ComputeBudgetInstruction,
+  getSetComputeUnitLimitInstructionDataDecoder,
+  getSetComputeUnitPriceInstructionDataDecoder,
+  identifyComputeBudgetInstruction,
   setTransactionMessageComputeUnitPrice,
   updateOrAppendSetComputeUnitLimitInstruction,
 } from '@solana-program/compute-budget';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../domain/route.ts';
 import { isChainError } from './errors.ts';
 import { simulate, withMargin } from './transactions.ts';
 import type {
@@ -26,6 +38,7 @@ import type {
   CallOptions,
   SignatureStatus,
   SignatureStatusReader,
+  TransactionReader,
   TransactionSender,
   TransactionSimulator,
 } from './types.ts';
@@ -133,7 +146,8 @@ async function send(
  * Signs a transaction paid by `payer`, its compute-budget instructions first (a trailing one would
  * erase its return data) and its compute-unit limit what simulating it used plus a margin: no
  * fixed figure that a token program's version could break. When the simulation tells nothing (it
- * failed, e.g. a step is not due yet on the node's clock), the limit is `fallbackUnits`.
+ * failed, e.g. a step is not due yet on the node's clock), the limit is `fallbackUnits`. The price
+ * may depend on the limit (a budget in lamports divided by it).
  */
 export async function signWithBudget(
   chain: TransactionSimulator,
@@ -141,20 +155,26 @@ export async function signWithBudget(
   input: {
     lifetime: BlockhashLifetime;
     instructions: readonly Instruction[];
-    microLamportsPerCu: bigint;
+    microLamportsPerCu: bigint | ((computeUnitLimit: number) => bigint);
     fallbackUnits: number;
   },
 ): Promise<SignedTransaction> {
-  const { lifetime, instructions, microLamportsPerCu } = input;
+  const { lifetime, instructions } = input;
+  // The price changes nothing the simulation measures; at the simulation's maximal limit it would
+  // only ask the payer for a fee it never pays.
   const simulated = await simulate(chain, {
     feePayer: payer.address,
     instructions,
     version: 0,
     lifetime,
-    microLamportsPerCu,
+    microLamportsPerCu: 0n,
   });
   const computeUnitLimit =
     simulated.unitsConsumed === null ? input.fallbackUnits : withMargin(simulated.unitsConsumed);
+  const microLamportsPerCu =
+    typeof input.microLamportsPerCu === 'bigint'
+      ? input.microLamportsPerCu
+      : input.microLamportsPerCu(computeUnitLimit);
   const transaction = await pipe(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(payer, message),
@@ -169,4 +189,67 @@ export async function signWithBudget(
     signature: getSignatureFromTransaction(transaction),
     validUntil: lifetime.lastValidBlockHeight,
   };
+}
+
+/** The most accounts `getRecentPrioritizationFees` is asked about at once. */
+const MAX_FEE_ACCOUNTS = 128;
+
+/** The accounts a transaction of `instructions` paid by `payer` write-locks: those whose recent fees price it. */
+export function writtenAccounts(payer: Address, instructions: readonly Instruction[]): Address[] {
+  const written = new Set<Address>([payer]);
+  for (const instruction of instructions)
+    for (const account of instruction.accounts ?? [])
+      if ('address' in account && isWritableRole(account.role)) written.add(account.address);
+  return [...written].slice(0, MAX_FEE_ACCOUNTS);
+}
+
+/** What a signed transaction asks for: its signatures, compute-unit limit and price (micro-lamports). */
+export function computeBudgetOf(transaction: Pick<SignedTransaction, 'base64'>): {
+  signatures: number;
+  computeUnitLimit: number;
+  microLamportsPerCu: bigint;
+} {
+  const decoded = getTransactionDecoder().decode(getBase64Encoder().encode(transaction.base64));
+  const message = decompileTransactionMessage(
+    getCompiledTransactionMessageDecoder().decode(decoded.messageBytes),
+  );
+  const budget = {
+    signatures: Object.keys(decoded.signatures).length,
+    computeUnitLimit: 0,
+    microLamportsPerCu: 0n,
+  };
+  for (const { programAddress, data } of message.instructions) {
+    if (programAddress !== COMPUTE_BUDGET_PROGRAM_ADDRESS || !data) continue;
+    const kind = identifyComputeBudgetInstruction(data);
+    if (kind === ComputeBudgetInstruction.SetComputeUnitLimit)
+      budget.computeUnitLimit = getSetComputeUnitLimitInstructionDataDecoder().decode(data).units;
+    if (kind === ComputeBudgetInstruction.SetComputeUnitPrice)
+      budget.microLamportsPerCu = getSetComputeUnitPriceInstructionDataDecoder().decode(data).microLamports;
+  }
+  return budget;
+}
+
+/**
+ * What a transaction of the service paid in fees: as the node records it, or, when it keeps the
+ * status but not the transaction, its signatures and priority fee as the runtime charges them; 0
+ * when it never landed (a refusal in preflight costs nothing).
+ */
+export async function feePaid(
+  chain: TransactionReader & SignatureStatusReader,
+  transaction: Pick<SignedTransaction, 'base64' | 'signature'>,
+  options: CallOptions = {},
+): Promise<bigint> {
+  const signature = transaction.signature as Signature;
+  const landed = await chain.getTransaction(signature, options);
+  if (landed) return landed.fee;
+  const [status] = await chain.getSignatureStatuses([signature], {
+    ...options,
+    searchTransactionHistory: true,
+  });
+  if (!status) return 0n;
+  const budget = computeBudgetOf(transaction);
+  return (
+    LAMPORTS_PER_SIGNATURE * BigInt(budget.signatures) +
+    priorityFeeLamports(budget.computeUnitLimit, budget.microLamportsPerCu)
+  );
 }

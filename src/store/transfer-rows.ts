@@ -62,6 +62,8 @@ export type TransferRow = {
   keeper_address: Address | null;
   keeper_funding_lamports: string | null;
   hop_priority_micro_lamports: string | null;
+  hop_fees_spent_lamports: string;
+  hop_least_price_micro_lamports: string;
   keeper_funding_in_bundle: boolean;
   keeper_funding_signature: string | null;
   orchestrator_signature: string | null;
@@ -84,6 +86,8 @@ function toRouteRecord(row: TransferRow): RouteRecord | null {
     keeper: row.keeper_address,
     keeperFundingLamports: BigInt(row.keeper_funding_lamports!),
     hopPriorityMicroLamports: BigInt(row.hop_priority_micro_lamports!),
+    hopFeesSpentLamports: BigInt(row.hop_fees_spent_lamports),
+    hopLeastPriceMicroLamports: BigInt(row.hop_least_price_micro_lamports),
     keeperFundingInBundle: row.keeper_funding_in_bundle,
     keeperFundingSignature: row.keeper_funding_signature,
     orchestratorSignature: row.orchestrator_signature,

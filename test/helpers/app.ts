@@ -15,6 +15,7 @@ import {
   type Platform,
   type PlatformKeys,
   type PlatformSettings,
+  priorityFeePolicy,
 } from '../../src/platform/platform.ts';
 import { fundLocalWallets, localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
@@ -118,6 +119,7 @@ async function startTestPlatform(
       screeningRequired: false,
       routeGraceSeconds: 3600,
       priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+      hopPriorityBudgetMultiplier: 8,
       ...options.settings,
     },
   });
@@ -177,7 +179,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
     mints: options.mints ?? createMintLookup(chain.chain),
     solCosts:
-      options.solCosts ?? createSolCostEstimator({ chain: chain.chain, priorityFeeMicroLamportsPerCu: 0n }),
+      options.solCosts ??
+      createSolCostEstimator({ chain: chain.chain, priorityFees: priorityFeePolicy(platform, 0n) }),
     webhookSender: sender,
     chain: chain.chain,
     priorityFeeFloorMicroLamportsPerCu: 0n,
@@ -213,6 +216,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       hops: store.hops,
       transfers: store.transfers,
       programAddress: platform.programAddress,
+      priorityFees: priorityFeePolicy(platform, 0n),
       screen: createRouteScreening({
         provider: options.platform?.screening ?? createListScreening([]),
         db,
