@@ -7,13 +7,13 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import {
   AccountRole,
   type Address,
+  lamports as asLamports,
   generateKeyPairSigner,
   getBase64Encoder,
   getCompiledTransactionMessageDecoder,
   getSignatureFromTransaction,
   getTransactionDecoder,
   type KeyPairSigner,
-  lamports as asLamports,
 } from '@solana/kit';
 import { getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 import { getTransferSolInstruction } from '@solana-program/system';
@@ -100,7 +100,11 @@ describe('the price of a hop', () => {
          FROM transfers WHERE id = $1`,
       [id],
     );
-    return { spent: BigInt(rows[0]!.spent), least: BigInt(rows[0]!.least), funding: BigInt(rows[0]!.funding) };
+    return {
+      spent: BigInt(rows[0]!.spent),
+      least: BigInt(rows[0]!.least),
+      funding: BigInt(rows[0]!.funding),
+    };
   }
 
   /**
@@ -175,7 +179,10 @@ describe('the price of a hop', () => {
     assert.equal((await transferOf(caller, route.id)).progress.hopsCompleted, 1);
     const fees = await hopFees(route.id);
     assert.equal(fees.spent, await feeOf(hop!), 'the fee recorded is what the network charged');
-    assert.equal(fees.spent, 5_000n + (BigInt(budgetOf(hop!).computeUnitLimit) * 50_000n + 999_999n) / 1_000_000n);
+    assert.equal(
+      fees.spent,
+      5_000n + (BigInt(budgetOf(hop!).computeUnitLimit) * 50_000n + 999_999n) / 1_000_000n,
+    );
     assert.equal(await lamports(t, route.keeper), fees.funding - fees.spent);
   });
 
