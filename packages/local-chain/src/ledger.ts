@@ -21,7 +21,7 @@ import {
 import type { Clock } from './clock.ts';
 import { computeFee } from './fees.ts';
 import { type AddressQuery, createHistory, STATUS_CACHE_SLOTS, type TxRecord } from './history.ts';
-import { recentPrioritizationFees } from './priority-fees.ts';
+import { createPriorityFees } from './priority-fees.ts';
 import { createSlots, DEFAULT_SLOT_MS, SLOTS_PER_EPOCH } from './slots.ts';
 import { createTransactions, type LedgerAccount, ledgerAccount } from './transactions.ts';
 import type { WireMessage } from './wire.ts';
@@ -109,6 +109,7 @@ export function createLedger(options: LedgerOptions) {
     records: options.restored?.records,
     firstAvailableSlot: meta?.firstAvailableSlot,
   });
+  const priorityFees = createPriorityFees(history);
   const listeners = new Set<TransactionListener>();
   // Write-behind saving: what changed since the last exportState.
   let dirty = !meta;
@@ -235,7 +236,7 @@ export function createLedger(options: LedgerOptions) {
     /** Per recent slot, the least compute-unit price paid, as high as that of any of `addresses` (see priority-fees.ts). */
     recentPrioritizationFees(addresses: readonly string[]) {
       slots.sync();
-      return recentPrioritizationFees(history, slots.current(), addresses);
+      return priorityFees.recent(slots.current(), addresses);
     },
     /** The oldest slot whose block is still complete. */
     firstAvailableBlock: history.firstAvailableSlot,

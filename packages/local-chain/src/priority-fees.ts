@@ -1,7 +1,8 @@
 // What `getRecentPrioritizationFees` answers, as a validator's prioritization fee cache does: for
 // each of the last 150 blocks, the lowest compute-unit price a transaction of the block paid, or,
 // when higher, the lowest price paid by the block's transactions that write-locked one of the
-// accounts asked about. Worked out from the blocks the history keeps, when asked.
+// accounts asked about. A block's prices are worked out from the history once it is complete (a
+// block never changes after its slot), the first time they are asked for.
 import { encodeBase58 } from './base58.ts';
 import { computeBudgetOf } from './fees.ts';
 import type { History, TxRecord } from './history.ts';
@@ -10,44 +11,58 @@ import { decodeWireTransaction, isStaticKeyWritable } from './wire.ts';
 /** Blocks the cache remembers (MAX_NUM_RECENT_BLOCKS). */
 export const RECENT_FEE_SLOTS = 150;
 
-/** The price a transaction paid per compute unit (micro-lamports), and the accounts it write-locked. */
-function feeOf(record: TxRecord): { price: bigint; writable: string[] } {
-  const { message } = decodeWireTransaction(record.wire);
-  const writable = message.staticAccounts.filter((_, index) => isStaticKeyWritable(message, index));
-  return {
-    price: computeBudgetOf(message).unitPrice,
-    writable: [...writable, ...record.loadedWritable.map(encodeBase58)],
-  };
+/** A block's least price (null when it has no transaction), and the least paid writing each account. */
+interface BlockFees {
+  least: bigint | null;
+  byAccount: Map<string, bigint>;
 }
 
-/** A block's entry: the least price of all its transactions, raised by those of the accounts asked about. */
-function blockFee(transactions: readonly TxRecord[], accounts: ReadonlySet<string>): bigint {
-  let least: bigint | null = null;
-  const leastOf = new Map<string, bigint>();
+function blockFees(transactions: readonly TxRecord[]): BlockFees {
+  const fees: BlockFees = { least: null, byAccount: new Map() };
   for (const record of transactions) {
-    const { price, writable } = feeOf(record);
-    if (least === null || price < least) least = price;
+    const { message } = decodeWireTransaction(record.wire);
+    const price = computeBudgetOf(message).unitPrice;
+    if (fees.least === null || price < fees.least) fees.least = price;
+    const writable = [
+      ...message.staticAccounts.filter((_, index) => isStaticKeyWritable(message, index)),
+      ...record.loadedWritable.map(encodeBase58),
+    ];
     for (const account of writable) {
-      if (!accounts.has(account)) continue;
-      const known = leastOf.get(account);
-      if (known === undefined || price < known) leastOf.set(account, price);
+      const known = fees.byAccount.get(account);
+      if (known === undefined || price < known) fees.byAccount.set(account, price);
     }
   }
-  let fee = least ?? 0n;
-  for (const price of leastOf.values()) if (price > fee) fee = price;
+  return fees;
+}
+
+/** A block's entry for some accounts: its least price, raised to the least paid writing any of them. */
+function feeFor(fees: BlockFees, addresses: readonly string[]): bigint {
+  let fee = fees.least ?? 0n;
+  for (const address of addresses) {
+    const paid = fees.byAccount.get(address);
+    if (paid !== undefined && paid > fee) fee = paid;
+  }
   return fee;
 }
 
-/** The entries of the last 150 slots up to `currentSlot`, oldest first (a block without transactions pays 0). */
-export function recentPrioritizationFees(
-  history: Pick<History, 'inSlot'>,
-  currentSlot: number,
-  addresses: readonly string[],
-): { slot: number; prioritizationFee: bigint }[] {
-  const accounts = new Set(addresses);
-  const first = Math.max(0, currentSlot - RECENT_FEE_SLOTS + 1);
-  return Array.from({ length: currentSlot - first + 1 }, (_, index) => {
-    const slot = first + index;
-    return { slot, prioritizationFee: blockFee(history.inSlot(slot), accounts) };
-  });
+/** The recent prices of one chain's blocks, read from its history. */
+export function createPriorityFees(history: Pick<History, 'inSlot'>) {
+  const complete = new Map<number, BlockFees>();
+  return {
+    /** The entries of the last 150 slots up to `currentSlot`, oldest first (a block without transactions: 0). */
+    recent(currentSlot: number, addresses: readonly string[]): { slot: number; prioritizationFee: bigint }[] {
+      const first = Math.max(0, currentSlot - RECENT_FEE_SLOTS + 1);
+      for (const slot of complete.keys()) if (slot < first) complete.delete(slot);
+      return Array.from({ length: currentSlot - first + 1 }, (_, index) => {
+        const slot = first + index;
+        let fees = complete.get(slot);
+        if (!fees) {
+          fees = blockFees(history.inSlot(slot));
+          // The current slot's block may still grow.
+          if (slot < currentSlot) complete.set(slot, fees);
+        }
+        return { slot, prioritizationFee: feeFor(fees, addresses) };
+      });
+    },
+  };
 }
