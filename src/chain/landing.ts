@@ -230,8 +230,20 @@ export function computeBudgetOf(transaction: Pick<SignedTransaction, 'base64'>):
 }
 
 /**
- * What a transaction of the service paid in fees: as the node records it, or, when it keeps the
- * status but not the transaction, its signatures and priority fee as the runtime charges them; 0
+ * What the runtime charges a transaction of the service once it landed: its signatures and its
+ * priority fee (the service's transactions verify no signatures through precompiles).
+ */
+export function chargedFee(transaction: Pick<SignedTransaction, 'base64'>): bigint {
+  const budget = computeBudgetOf(transaction);
+  return (
+    LAMPORTS_PER_SIGNATURE * BigInt(budget.signatures) +
+    priorityFeeLamports(budget.computeUnitLimit, budget.microLamportsPerCu)
+  );
+}
+
+/**
+ * What a transaction of the service that may or may not have landed paid in fees: as the node
+ * records it, or, when it keeps the status but not the transaction, what the runtime charges; 0
  * when it never landed (a refusal in preflight costs nothing).
  */
 export async function feePaid(
@@ -246,10 +258,5 @@ export async function feePaid(
     ...options,
     searchTransactionHistory: true,
   });
-  if (!status) return 0n;
-  const budget = computeBudgetOf(transaction);
-  return (
-    LAMPORTS_PER_SIGNATURE * BigInt(budget.signatures) +
-    priorityFeeLamports(budget.computeUnitLimit, budget.microLamportsPerCu)
-  );
+  return status ? chargedFee(transaction) : 0n;
 }

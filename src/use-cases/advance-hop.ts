@@ -4,7 +4,13 @@ import {
   type Signature,
   type TransactionError,
 } from '@solana/kit';
-import { feePaid, landTransaction, type SignedTransaction, signWithBudget } from '../chain/landing.ts';
+import {
+  chargedFee,
+  feePaid,
+  landTransaction,
+  type SignedTransaction,
+  signWithBudget,
+} from '../chain/landing.ts';
 import type { Route } from '../chain/router/accounts.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -175,21 +181,22 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
     expiredUnlanded(round);
     least = priceAfterExpiry(deps, transfer.route, stored);
   }
-  const [[stepAddress], lifetime] = await Promise.all([
-    findStepPda(transfer.route.address, step, deps.programAddress),
-    deps.chain.getLatestBlockhash(),
-  ]);
+  const [stepAddress] = await findStepPda(transfer.route.address, step, deps.programAddress);
   const accounts = getExecuteStepAccounts(transfer.route.address, round.route, step, stepAddress);
   const instructions = [getExecuteStepInstruction({ keeper, index: step, accounts }, deps.programAddress)];
-  const transaction = await signWithBudget(deps.chain, keeper, {
-    lifetime,
-    instructions,
-    microLamportsPerCu: await keeperPrice(deps, transfer, {
+  const [lifetime, price] = await Promise.all([
+    deps.chain.getLatestBlockhash(),
+    keeperPrice(deps, transfer, {
       payer: keeper.address,
       instructions,
       least,
       reservedSignatures: transfer.hops - step,
     }),
+  ]);
+  const transaction = await signWithBudget(deps.chain, keeper, {
+    lifetime,
+    instructions,
+    microLamportsPerCu: price,
     fallbackUnits: COMPUTE_UNIT_LIMITS.executeStep,
   });
   return (await deps.hops.storeHopTransaction(transfer.id, round.claimed.claim, transaction))
@@ -245,11 +252,11 @@ async function recordHop(round: HopRound, hop: StoredHopTransaction, recovered: 
   const last = step === transfer.hops - 1;
   // Settling reads the whole route and the clock again; otherwise the chain's time of landing is
   // that of this round's read and the time since.
-  const [feesPaid, clock, snapshot] = await Promise.all([
-    feePaid(deps.chain, hop),
-    last ? deps.chain.getClock() : null,
-    last ? readRoute(deps.chain, deps.programAddress, transfer) : null,
-  ]);
+  const [clock, snapshot] = last
+    ? await Promise.all([deps.chain.getClock(), readRoute(deps.chain, deps.programAddress, transfer)])
+    : [null, null];
+  // It landed and succeeded: its fee is what its bytes ask for, no need to ask the node.
+  const feesPaid = chargedFee(hop);
   const now = deps.clock.now();
   const landedAt =
     clock?.unixTimestamp ??
