@@ -12,6 +12,7 @@ import { createPostgresDb, type Db } from '../src/store/db.ts';
 import { appendTransferEvents } from '../src/store/events.ts';
 import { createStore, type Store } from '../src/store/index.ts';
 import { createSecretBox } from '../src/store/secret-box.ts';
+import { startWorkerPresence } from '../src/store/worker-processes.ts';
 import { createWebhookSender } from '../src/webhooks/sender.ts';
 import { createWebhookDeliveryWorker } from '../src/workers/webhook-delivery.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
@@ -43,7 +44,9 @@ async function runWorkerProcess(url: string, keyHex: string) {
     secrets: createSecretBox(Buffer.from(keyHex, 'hex')),
   });
   const sender = createWebhookSender({ requireHttps: false, allowPrivateNetworks: true });
+  const presence = await startWorkerPresence(db, pino({ level: 'warn' }));
   const worker = createWebhookDeliveryWorker({
+    worker: presence.id,
     db,
     deliveries: store.deliveries,
     sender,
@@ -55,6 +58,7 @@ async function runWorkerProcess(url: string, keyHex: string) {
     if (message === 'stop') {
       await worker.stop();
       await sender.close();
+      await presence.stop();
       await db.close();
       process.exit(0);
     }

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { adminTokenPath } from '../src/bootstrap.ts';
 import { loadCliDefaults } from '../src/config.ts';
 import { readServiceFile, serviceFilePath } from '../src/service-file.ts';
+import { DEPLOY_OPTIONS, DEPLOY_USAGE, platformDeploy } from './admin-deploy.ts';
 
 const USAGE = `Transfer Router admin CLI
 
@@ -24,6 +25,7 @@ Commands:
                                                                  and balances, and what is missing)
   platform init                                                 (creates the protocol config, or updates it to
                                                                  the service's keys; exits 1 when it cannot)
+${DEPLOY_USAGE}
   platform withdraw --to <wallet> [--lamports <n>] [--mint <mint> --amount <raw>]
                                                                 (withdraws the platform's own earnings from the
                                                                  protocol config; refused when it would take
@@ -37,7 +39,9 @@ Options:
   --url <url>       the service (default $TRANSFER_ROUTER_URL, else http://$HOST:$PORT when PORT is set,
                     else where the local service in $DATA_DIR (./data) says it listens, else http://127.0.0.1:8080)
   --token <token>   admin token (default $ADMIN_TOKEN, else the local token in $DATA_DIR/admin-token)
-  -h, --help`;
+  -h, --help
+
+${DEPLOY_OPTIONS}`;
 
 type Call = { method: 'GET' | 'POST' | 'PATCH'; path: string; body?: unknown };
 
@@ -167,6 +171,14 @@ async function run(argv: string[]): Promise<number> {
       lamports: { type: 'string' },
       mint: { type: 'string' },
       amount: { type: 'string' },
+      rpc: { type: 'string' },
+      'admin-keypair': { type: 'string' },
+      'program-keypair': { type: 'string' },
+      'program-id': { type: 'string' },
+      elf: { type: 'string' },
+      'priority-fee': { type: 'string' },
+      concurrency: { type: 'string' },
+      'close-buffer': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -174,6 +186,8 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
+  if (positionals.join(' ') === 'platform deploy')
+    return platformDeploy(values, (message) => new UsageError(message));
   const call = toCall(positionals, values);
   const token = await adminToken(values.token);
   const service = await serviceUrl(values.url);

@@ -390,7 +390,6 @@ async function run(argv: string[]): Promise<number> {
     transferId: created.id,
     signer: source,
     rpc,
-    rpcSubscriptions,
     onProgress,
   });
 
@@ -511,7 +510,6 @@ async function run(argv: string[]): Promise<number> {
     transferId: created.id,
     signer: source,
     rpc,
-    rpcSubscriptions,
     onProgress: onRecoveryProgress,
   };
   const { transfer: recovered } =

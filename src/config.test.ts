@@ -149,7 +149,24 @@ test("the admin CLI's defaults: a URL only when the environment names one, with 
     defaultUrl: 'http://127.0.0.1:8080',
     adminToken: undefined,
     dataDir: '/srv/tr',
+    rpcUrl: undefined,
+    adminKeypair: undefined,
+    routerProgramId: undefined,
   });
+  // `platform deploy` reaches the chain with the service's own settings.
+  const { rpcUrl, adminKeypair, routerProgramId } = loadCliDefaults({
+    RPC_URL: 'https://api.devnet.solana.com',
+    PLATFORM_ADMIN_KEYPAIR: 'keys/admin.json',
+    ROUTER_PROGRAM_ID: 'TRouterProgram11111111111111111111111111111',
+  });
+  assert.deepEqual(
+    { rpcUrl, adminKeypair, routerProgramId },
+    {
+      rpcUrl: 'https://api.devnet.solana.com',
+      adminKeypair: 'keys/admin.json',
+      routerProgramId: 'TRouterProgram11111111111111111111111111111',
+    },
+  );
   assert.deepEqual(loadCliDefaults({ PORT: '9090', HOST: '::1' }).url, {
     url: 'http://[::1]:9090',
     from: 'PORT',

@@ -380,6 +380,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * What the admin CLI needs (flags override these): the admin token, the data directory, and where
  * the service is when the environment says so (`TRANSFER_ROUTER_URL`, or `PORT` with `HOST`), named
  * by the variable that said it; otherwise the CLI asks the data directory, then tries `defaultUrl`.
+ * `platform deploy` talks to the chain itself, with the service's own chain settings.
  */
 export function loadCliDefaults(env: Record<string, string | undefined> = process.env) {
   const host = env.HOST && env.HOST !== '0.0.0.0' ? env.HOST : '127.0.0.1';
@@ -393,5 +394,9 @@ export function loadCliDefaults(env: Record<string, string | undefined> = proces
     defaultUrl: at('8080'),
     adminToken: env.ADMIN_TOKEN,
     dataDir: resolve(env.DATA_DIR ?? './data'),
+    rpcUrl: env.RPC_URL,
+    /** PLATFORM_ADMIN_KEYPAIR as written (a keygen JSON array or a path), parsed where it is used. */
+    adminKeypair: env.PLATFORM_ADMIN_KEYPAIR,
+    routerProgramId: env.ROUTER_PROGRAM_ID,
   };
 }

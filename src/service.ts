@@ -105,7 +105,7 @@ export async function startService(
       metrics: new Registry(),
       onStop: shutdown.add,
     };
-    if (roles.workers) startWorkers(parts);
+    if (roles.workers) await startWorkers(parts);
     const metricsUrl = metricsAlone ? await metricsRole(parts) : undefined;
     const api = roles.api ? await apiRole(parts) : undefined;
     return {

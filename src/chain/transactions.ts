@@ -16,14 +16,8 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   type TransactionError,
 } from '@solana/kit';
-import {
-  setTransactionMessageComputeUnitPrice,
-  updateOrAppendSetComputeUnitLimitInstruction,
-} from '@solana-program/compute-budget';
+import { computeBudgetInstructions, MAX_COMPUTE_UNIT_LIMIT } from '@transfer-router/landing';
 import type { BlockhashLifetime, CallOptions, TransactionSimulator } from './types.ts';
-
-/** Largest compute-unit limit a transaction may ask for. */
-const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
 
 /** The most bytes a transaction (signatures included) may have without lookup tables. */
 export const TRANSACTION_SIZE_LIMIT = 1232;
@@ -45,15 +39,14 @@ export interface UnsignedTransaction {
   computeUnitLimit: number;
 }
 
-/** The message of a transaction, with its compute-unit limit and price. */
+/** The message of a transaction, its compute-unit price and limit first. */
 function messageOf(input: UnsignedTransaction) {
+  const budget = computeBudgetInstructions(input);
   return pipe(
     createTransactionMessage({ version: input.version }),
     (message) => setTransactionMessageFeePayerSigner(createNoopSigner(input.feePayer), message),
     (message) => setTransactionMessageLifetimeUsingBlockhash(input.lifetime, message),
-    (message) => setTransactionMessageComputeUnitPrice(input.microLamportsPerCu, message),
-    (message) => updateOrAppendSetComputeUnitLimitInstruction(input.computeUnitLimit, message),
-    (message) => appendTransactionMessageInstructions(input.instructions, message),
+    (message) => appendTransactionMessageInstructions([...budget, ...input.instructions], message),
   );
 }
 
@@ -83,12 +76,6 @@ export async function partiallySigned(
     signatures: Object.keys(signed.signatures).length,
   };
 }
-
-/**
- * The compute-unit limit of a transaction that used `unitsConsumed` in simulation: a tenth more
- * and a thousand units, for the state to move a little before it lands.
- */
-export const withMargin = (unitsConsumed: number) => Math.ceil(unitsConsumed * 1.1) + 1_000;
 
 /**
  * What simulating a transaction on the chain as it is now said: its error, or the units it used

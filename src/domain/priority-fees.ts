@@ -37,14 +37,9 @@ export function marketPrice(
   return min(max(observed, policy.floorMicroLamportsPerCu), policy.capMicroLamportsPerCu);
 }
 
-/**
- * The least price of the attempt after one at `price` expired unlanded: doubled, a step up at
- * least, never below `least` (the budget may have held the expired one under the price it was
- * raised to before), at most the cap.
- */
-export function escalatedPrice(price: bigint, capMicroLamportsPerCu: bigint, least = 0n): bigint {
-  const raised = max(price * 2n, price + ESCALATION_STEP_MICRO_LAMPORTS_PER_CU);
-  return min(max(raised, least), capMicroLamportsPerCu);
+/** The least price of the attempt after one at `price` expired unlanded: doubled, a step up at least, at most the cap. */
+export function escalatedPrice(price: bigint, capMicroLamportsPerCu: bigint): bigint {
+  return min(max(price * 2n, price + ESCALATION_STEP_MICRO_LAMPORTS_PER_CU), capMicroLamportsPerCu);
 }
 
 /**

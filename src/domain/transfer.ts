@@ -85,8 +85,6 @@ export interface RouteRecord {
   hopPriorityMicroLamports: bigint;
   /** What the keeper's transactions that landed on the route paid in fees so far. */
   hopFeesSpentLamports: bigint;
-  /** The least compute-unit price of the next hop transaction: raised after one expired unlanded, 0 once a hop lands. */
-  hopLeastPriceMicroLamports: bigint;
   /** A prepared bundle asked the source to fund the keeper (so its signature must be reported). */
   keeperFundingInBundle: boolean;
   keeperFundingSignature: string | null;

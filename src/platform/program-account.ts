@@ -5,7 +5,7 @@ import {
   getAddressEncoder,
   getProgramDerivedAddress,
 } from '@solana/kit';
-import { BPF_LOADER_UPGRADEABLE_ADDRESS } from '../chain/router/instructions.ts';
+import { BPF_LOADER_UPGRADEABLE_ADDRESS } from '../chain/loader.ts';
 
 /*
  * The two accounts of a program deployed through the upgradeable loader (loader v3): the program

@@ -19,6 +19,12 @@ export type TransactionChain = BlockhashReader &
 /** A platform transaction that the chain refused, or that failed or expired before confirmation. */
 export class PlatformTransactionError extends Error {
   override name = 'PlatformTransactionError';
+  /** It expired unlanded: nothing of it happened, and the same instructions may be sent again. */
+  readonly expired: boolean;
+  constructor(message: string, expired = false) {
+    super(message);
+    this.expired = expired;
+  }
 }
 
 /**
@@ -31,16 +37,16 @@ export async function sendAndConfirm(
   chain: TransactionChain,
   payer: TransactionSigner,
   instructions: readonly Instruction[],
-  options: { signal?: AbortSignal; pollMs?: number } = {},
+  options: { signal?: AbortSignal; pollMs?: number; microLamportsPerCu?: bigint } = {},
 ): Promise<Signature> {
   const { signal } = options;
   const lifetime = await chain.getLatestBlockhash({ signal });
-  // No priority fee yet; a transaction that cannot be simulated gets the runtime's default budget
-  // of one instruction, which it would have had without a limit.
+  // No priority fee unless asked for; a transaction that cannot be simulated gets the runtime's
+  // default budget of one instruction, which it would have had without a limit.
   const transaction = await signWithBudget(chain, payer, {
     lifetime,
     instructions,
-    microLamportsPerCu: 0n,
+    microLamportsPerCu: options.microLamportsPerCu ?? 0n,
     fallbackUnits: 200_000,
   });
   const signature = transaction.signature as Signature;
@@ -50,7 +56,7 @@ export async function sendAndConfirm(
     ...(signal ? { signal } : {}),
   });
   if (outcome === 'expired') {
-    throw new PlatformTransactionError(`transaction ${signature} expired before it was confirmed`);
+    throw new PlatformTransactionError(`transaction ${signature} expired before it was confirmed`, true);
   }
   if (outcome !== null) {
     throw new PlatformTransactionError(`transaction ${signature} failed: ${describeError(outcome)}`);

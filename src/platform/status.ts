@@ -116,6 +116,8 @@ function decodeConfig(account: EncodedAccount, program: Address): ConfigValues |
 
 /** The command that initialises or updates the config, as operators type it. */
 export const PLATFORM_INIT_COMMAND = 'npm run admin -- platform init';
+/** The command that deploys the router program, the admin as its upgrade authority. */
+const PLATFORM_DEPLOY_COMMAND = 'npm run admin -- platform deploy';
 
 /** Why the admin cannot initialise the config, when the program is the obstacle. */
 function upgradeProblem(deployment: ProgramDeployment, platform: Platform): PlatformProblem | undefined {
@@ -124,7 +126,7 @@ function upgradeProblem(deployment: ProgramDeployment, platform: Platform): Plat
   if (!deployment.upgradeable || deployment.upgradeAuthority === null) {
     return {
       code: 'program_not_upgradeable',
-      message: `The router program ${platform.programAddress} has no upgrade authority, and only its upgrade authority may initialise the config: redeploy it as upgradeable with the admin ${admin} as its upgrade authority, then run \`${PLATFORM_INIT_COMMAND}\`.`,
+      message: `The router program ${platform.programAddress} has no upgrade authority, and only its upgrade authority may initialise the config: deploy it at a new address with the admin ${admin} as its upgrade authority (\`${PLATFORM_DEPLOY_COMMAND}\`), set ROUTER_PROGRAM_ID to that address, then run \`${PLATFORM_INIT_COMMAND}\`.`,
     };
   }
   if (deployment.upgradeAuthority !== admin) {
@@ -192,7 +194,7 @@ async function readStatusAccounts(
 function programNotDeployed(platform: Platform): PlatformProblem {
   return {
     code: 'program_not_deployed',
-    message: `The router program is not deployed at ${platform.programAddress} on ${platform.cluster} (ROUTER_PROGRAM_ID says where): deploy it with the admin ${platform.admin.address} as its upgrade authority, then run \`${PLATFORM_INIT_COMMAND}\`.`,
+    message: `The router program is not deployed at ${platform.programAddress} on ${platform.cluster} (ROUTER_PROGRAM_ID says where): deploy it with the admin ${platform.admin.address} as its upgrade authority (\`${PLATFORM_DEPLOY_COMMAND}\`), set ROUTER_PROGRAM_ID to the address it prints, then run \`${PLATFORM_INIT_COMMAND}\`.`,
   };
 }
 

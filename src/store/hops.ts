@@ -1,6 +1,6 @@
 import type { IntegratorShares } from '../domain/rewards.ts';
 import type { Recovery, Transfer } from '../domain/transfer.ts';
-import { claimDueHops, type StoredHopTransaction } from './claims/due-hops.ts';
+import { claimDueHops, type DueHopsClaim, type StoredHopTransaction } from './claims/due-hops.ts';
 import { claimOverdueRoutes } from './claims/overdue-routes.ts';
 import type { Db, Sql } from './db.ts';
 import { accrueRewards } from './rewards.ts';
@@ -9,8 +9,8 @@ import { applyMove, type Reason } from './transitions.ts';
 
 export type { ClaimedRoute, StoredHopTransaction } from './claims/due-hops.ts';
 
-/** What a claim of routes takes: the chain's time, this process's, the lease and how many at most. */
-type RouteClaim = { chainNow: bigint; now: Date; leaseMs: number; limit: number };
+/** What the overdue sweep's claim takes: the chain's time, this process's, how long a look holds and how many at most. */
+type OverdueClaim = { chainNow: bigint; now: Date; leaseMs: number; limit: number };
 
 /** How a claimed route is given back (see {@link releaseRoute}). */
 interface HopRelease {
@@ -18,10 +18,8 @@ interface HopRelease {
   retryAt?: Date | null;
   attempts?: number;
   forgetHopTransaction?: boolean;
-  /** What a transaction of the keeper that landed (and failed) on the route paid. */
+  /** What the stored transaction, answered and forgotten, paid (it may have landed and failed). */
   feesPaid?: bigint;
-  /** The least price of the next hop transaction, after one expired unlanded. */
-  leastPriceMicroLamports?: bigint;
 }
 
 /** What follows a landed hop: the next one due at `nextDueAt`, or, after the last, the settlement. */
@@ -30,15 +28,15 @@ type AfterHop = { nextDueAt: bigint } | { settled: { recovery: Recovery; shares:
 /**
  * The keeper's side of the transfers it took over: claiming routes whose next step is due on the
  * chain's clock, keeping each hop's signed transaction before it is sent, and recording hops,
- * settlement and failure with their events. A claim lasts `leaseMs`: a worker that dies gives its
- * routes back when it lapses, and every write of a worker names its claim, so one whose claim was
- * taken over changes nothing.
+ * settlement and failure with their events. A claim holds while its worker process is alive: a
+ * worker that dies gives its routes back seconds later, and every write of a worker names its
+ * claim, so one whose claim was taken over changes nothing.
  */
 export function createHopStore(db: Db, secrets: SecretBox) {
   return {
-    claimDue: (input: RouteClaim) => claimDueHops(db, secrets, input),
-    claimOverdue: (input: RouteClaim) => claimOverdueRoutes(db, input),
-    nextWork: (now: Date) => nextWork(db, now),
+    claimDue: (input: DueHopsClaim) => claimDueHops(db, secrets, input),
+    claimOverdue: (input: OverdueClaim) => claimOverdueRoutes(db, input),
+    nextWork: (now: Date, worker: string) => nextWork(db, now, worker),
     storeHopTransaction: (transferId: number, claim: string, hop: StoredHopTransaction) =>
       storeHopTransaction(db, transferId, claim, hop),
     release: (transferId: number, claim: string, input: HopRelease) =>
@@ -50,27 +48,43 @@ export function createHopStore(db: Db, secrets: SecretBox) {
 
 export type HopStore = ReturnType<typeof createHopStore>;
 
-/** When the keeper next has work: a step falling due (chain seconds) or a backoff ending. */
+/** When the keeper next has work: a step falling due (chain seconds), a backoff ending, or a holder dying. */
 export interface NextWork {
-  /** The earliest due step of a route no live claim holds nor backoff delays, or null. */
+  /** The earliest due step of a route no live worker holds nor backoff delays, or null. */
   dueAt: bigint | null;
   /** The earliest end of a backoff, or null. */
   retryAt: Date | null;
+  /**
+   * Milliseconds until the earliest worker holding a route would be counted dead if it fell
+   * silent now, or null when no other worker holds one: its routes may be free from then on.
+   */
+  heldMs: number | null;
 }
 
 /**
- * When the keeper next has work on a route no live claim holds: a route in a worker's hands is
- * not waited for again, and one in backoff is waited for until its backoff ends.
+ * When the keeper next has work on a route no live worker holds: a route in a worker's hands is
+ * not waited for again until its worker could be dead, and one in backoff is waited for until its
+ * backoff ends.
  */
-async function nextWork(db: Db, now: Date): Promise<NextWork> {
-  const { rows } = await db.query<{ due: string | null; retry: Date | null }>(
+async function nextWork(db: Db, now: Date, worker: string): Promise<NextWork> {
+  const { rows } = await db.query<{ due: string | null; retry: Date | null; held_ms: number | null }>(
     `SELECT min(keeper_due_at) FILTER (WHERE keeper_retry_at IS NULL OR keeper_retry_at <= $1) AS due,
-            min(keeper_retry_at) FILTER (WHERE keeper_retry_at > $1) AS retry
+            min(keeper_retry_at) FILTER (WHERE keeper_retry_at > $1) AS retry,
+            (SELECT extract(epoch FROM min(alive_until) - clock_timestamp()) * 1000
+               FROM live_workers
+              WHERE id <> $2 AND id IN (SELECT keeper_claimed_by FROM transfers WHERE status = 'processing'))::float8
+              AS held_ms
        FROM transfers
-      WHERE status = 'processing' AND (keeper_claimed_until IS NULL OR keeper_claimed_until < $1)`,
-    [now],
+      WHERE status = 'processing'
+        AND (keeper_claimed_by IS NULL OR keeper_claimed_by NOT IN (SELECT id FROM live_workers))`,
+    [now, worker],
   );
-  return { dueAt: rows[0]?.due ? BigInt(rows[0].due) : null, retryAt: rows[0]?.retry ?? null };
+  const row = rows[0];
+  return {
+    dueAt: row?.due ? BigInt(row.due) : null,
+    retryAt: row?.retry ?? null,
+    heldMs: row?.held_ms ?? null,
+  };
 }
 
 /** Keeps the next hop's signed transaction before it is sent; false when the claim is no longer this worker's. */
@@ -90,21 +104,19 @@ async function storeHopTransaction(
 
 /**
  * Gives a claimed route back: due again at `dueAt` (chain seconds) and, after a transient
- * failure, not before `retryAt`; `forgetHopTransaction` drops a stored transaction that expired
- * unlanded or whose outcome was answered, in the same write as the fees it paid and the price the
- * next one starts from, so that neither is lost nor counted twice.
+ * failure, not before `retryAt`; `forgetHopTransaction` drops a stored transaction whose outcome
+ * was answered, in the same write as the fees it paid, so that they are counted once.
  */
 async function releaseRoute(db: Db, transferId: number, claim: string, input: HopRelease): Promise<void> {
   await db.query(
     `UPDATE transfers
-        SET keeper_claim = NULL, keeper_claimed_until = NULL,
+        SET keeper_claim = NULL, keeper_claimed_by = NULL,
             keeper_due_at = coalesce($3, keeper_due_at), keeper_retry_at = $4,
             hop_attempts = coalesce($5, hop_attempts),
             hop_tx = CASE WHEN $6 THEN NULL ELSE hop_tx END,
             hop_tx_signature = CASE WHEN $6 THEN NULL ELSE hop_tx_signature END,
             hop_tx_valid_until = CASE WHEN $6 THEN NULL ELSE hop_tx_valid_until END,
-            hop_fees_spent_lamports = hop_fees_spent_lamports + $7,
-            hop_least_price_micro_lamports = coalesce($8, hop_least_price_micro_lamports)
+            hop_fees_spent_lamports = hop_fees_spent_lamports + $7
       WHERE id = $1 AND keeper_claim = $2`,
     [
       transferId,
@@ -114,7 +126,6 @@ async function releaseRoute(db: Db, transferId: number, claim: string, input: Ho
       input.attempts ?? null,
       input.forgetHopTransaction ?? false,
       (input.feesPaid ?? 0n).toString(),
-      input.leastPriceMicroLamports?.toString() ?? null,
     ],
   );
 }

@@ -2,7 +2,8 @@ import type { Db } from './db.ts';
 
 /**
  * Deletion of what the service keeps only for a while: idempotency records past their lifetime,
- * and events past the retention window with their deliveries and delivery attempts. Each call
+ * events past the retention window with their deliveries and delivery attempts, and worker
+ * processes long silent. Each call
  * deletes at most `limit` rows of its kind, oldest first, so that no statement runs long.
  */
 export function createRetentionStore(db: Db) {
@@ -46,6 +47,14 @@ export function createRetentionStore(db: Db) {
         [before, limit],
       );
       return Number(rows[0]!.deleted);
+    },
+
+    /** Forgets worker processes silent for a day (src/store/worker-processes.ts); returns how many. */
+    async deleteSilentWorkers() {
+      const { rowCount } = await db.query(
+        `DELETE FROM worker_processes WHERE seen_at < clock_timestamp() - interval '1 day'`,
+      );
+      return rowCount;
     },
 
     /** Deletes test-send attempts (which belong to no event) made before `before`; returns how many. */

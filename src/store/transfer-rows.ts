@@ -63,7 +63,6 @@ export type TransferRow = {
   keeper_funding_lamports: string | null;
   hop_priority_micro_lamports: string | null;
   hop_fees_spent_lamports: string;
-  hop_least_price_micro_lamports: string;
   keeper_funding_in_bundle: boolean;
   keeper_funding_signature: string | null;
   orchestrator_signature: string | null;
@@ -87,7 +86,6 @@ function toRouteRecord(row: TransferRow): RouteRecord | null {
     keeperFundingLamports: BigInt(row.keeper_funding_lamports!),
     hopPriorityMicroLamports: BigInt(row.hop_priority_micro_lamports!),
     hopFeesSpentLamports: BigInt(row.hop_fees_spent_lamports),
-    hopLeastPriceMicroLamports: BigInt(row.hop_least_price_micro_lamports),
     keeperFundingInBundle: row.keeper_funding_in_bundle,
     keeperFundingSignature: row.keeper_funding_signature,
     orchestratorSignature: row.orchestrator_signature,

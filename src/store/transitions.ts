@@ -46,7 +46,7 @@ interface Writes {
 /** A worker's hold on a route and its stored hop, given up once a hop is recorded. */
 const CLAIM_RELEASED = [
   'keeper_claim = NULL',
-  'keeper_claimed_until = NULL',
+  'keeper_claimed_by = NULL',
   'keeper_retry_at = NULL',
   'hop_tx = NULL',
   'hop_tx_signature = NULL',
@@ -91,14 +91,12 @@ function writesOf(move: Move, p: (index: number) => string, now: Date): Writes {
       };
     case 'hopLanded':
     case 'settled': {
-      // The next hop starts from the market's price again.
       const hop = {
         set: [
           'hops_completed = hops_completed + 1',
           `signatures = jsonb_set(signatures, '{hops}', (signatures -> 'hops') || to_jsonb(${p(0)}::text))`,
           'hop_attempts = 0',
           `hop_fees_spent_lamports = hop_fees_spent_lamports + ${p(2)}`,
-          'hop_least_price_micro_lamports = 0',
         ],
         params: [move.signature, move.step, move.feesPaid.toString()] as unknown[],
         where: `hops_completed = ${p(1)}`,

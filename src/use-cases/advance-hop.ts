@@ -4,13 +4,8 @@ import {
   type Signature,
   type TransactionError,
 } from '@solana/kit';
-import {
-  chargedFee,
-  feePaid,
-  landTransaction,
-  type SignedTransaction,
-  signWithBudget,
-} from '../chain/landing.ts';
+import { chargedFee, feePaid } from '../chain/fees.ts';
+import { landTransaction, type SignedTransaction, signWithBudget } from '../chain/landing.ts';
 import type { Route } from '../chain/router/accounts.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -93,14 +88,17 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
   const keeper = await createKeyPairSignerFromPrivateKeyBytes(claimed.keeperPrivateKey);
   const transaction = await hopTransaction(round, keeper);
   if (!transaction) return;
-  deps.observe?.({
-    kind: 'hop_sent',
-    transferId: transfer.id,
-    step,
-    signature: transaction.signature,
-    resent: transaction === claimed.hopTransaction,
-  });
-  const outcome = await landTransaction(deps.chain, transaction, landing(deps));
+  // Stored bytes may have been sent by a worker that died: a node's refusal now is no verdict on them.
+  const resumed = transaction === claimed.hopTransaction;
+  const sent = () =>
+    deps.observe?.({
+      kind: 'hop_sent',
+      transferId: transfer.id,
+      step,
+      signature: transaction.signature,
+      resent: resumed,
+    });
+  const outcome = await landTransaction(deps.chain, transaction, { ...landing(deps), resumed, onSent: sent });
   if (outcome === null) return recordHop(round, transaction, false);
   return answerFailedHop(round, keeper, transaction, outcome);
 }
@@ -171,7 +169,7 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
   const { deps, transfer, step } = round;
   const stored = round.claimed.hopTransaction;
   if (stored && (await deps.chain.getBlockHeight()) <= stored.validUntil) return stored;
-  let least = transfer.route.hopLeastPriceMicroLamports;
+  let least = 0n;
   if (stored) {
     const [status] = await deps.chain.getSignatureStatuses([stored.signature as Signature], {
       searchTransactionHistory: true,
@@ -179,7 +177,8 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
     if (status) return stored;
     // A transaction whose blockhash expired before it landed never ran: a new one takes its place.
     expiredUnlanded(round);
-    least = priceAfterExpiry(deps, transfer.route, stored);
+    // Whichever worker replaces it, the replacement offers more: the stored bytes say their price.
+    least = priceAfterExpiry(deps, stored);
   }
   const [stepAddress] = await findStepPda(transfer.route.address, step, deps.programAddress);
   const accounts = getExecuteStepAccounts(transfer.route.address, round.route, step, stepAddress);
@@ -208,8 +207,8 @@ const expiredUnlanded = ({ deps, transfer, step }: HopRound) =>
   deps.observe?.({ kind: 'hop_retried', transferId: transfer.id, step, reason: 'expired before it landed' });
 
 /**
- * What the keeper does after a hop that did not land, by what the chain said of it: the next one
- * after an expiry offers more; one that failed on chain paid its fees from the route's budget.
+ * What the keeper does after a hop that did not land, by what the chain said of it; one that
+ * failed on chain paid its fees from the route's budget.
  */
 async function answerFailedHop(
   round: HopRound,
@@ -218,11 +217,10 @@ async function answerFailedHop(
   outcome: TransactionError | 'expired',
 ): Promise<void> {
   const { deps, transfer, step, claimed } = round;
-  if (outcome === 'expired') {
-    expiredUnlanded(round);
-    const leastPriceMicroLamports = priceAfterExpiry(deps, transfer.route, transaction);
-    return release(round, { forgetHopTransaction: true, leastPriceMicroLamports });
-  }
+  // Kept: a node whose reads lag may have hidden that it landed in its last valid block. The next
+  // round reads the route, and replaces the transaction (at a higher price) only if the chain's
+  // history lacks it.
+  if (outcome === 'expired') return release(round, {});
   const verdict = classifyHopError(outcome);
   const answered = { forgetHopTransaction: true, feesPaid: await feePaid(deps.chain, transaction) };
   switch (verdict.kind) {
@@ -311,11 +309,10 @@ async function failRoute(
   const instructions = [
     getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress),
   ];
-  const least = transfer.route.hopLeastPriceMicroLamports;
   const [lifetime, price] = await Promise.all([
     deps.chain.getLatestBlockhash(),
     // The last transaction the budget pays for.
-    keeperPrice(deps, transfer, { payer: keeper.address, instructions, least, reservedSignatures: 0 }),
+    keeperPrice(deps, transfer, { payer: keeper.address, instructions, least: 0n, reservedSignatures: 0 }),
   ]);
   const marked = await signWithBudget(deps.chain, keeper, {
     lifetime,

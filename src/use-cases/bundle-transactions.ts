@@ -1,11 +1,11 @@
 import type { Address, Base64EncodedWireTransaction, TransactionError } from '@solana/kit';
-import { describeTransactionError } from '../chain/router/errors.ts';
+import { computeUnitLimit } from '@transfer-router/landing';
+import { customErrorCode, describeTransactionError, ROUTER_ERROR_CODES } from '../chain/router/errors.ts';
 import {
   partiallySigned,
   simulate,
   TRANSACTION_SIZE_LIMIT,
   type UnsignedTransaction,
-  withMargin,
 } from '../chain/transactions.ts';
 import type { CallOptions, TransactionSimulator } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
@@ -79,19 +79,37 @@ export async function buildTransaction(
       `The bundle's ${name} would be ${simulated.size} bytes, above the ${TRANSACTION_SIZE_LIMIT} a transaction may hold. Nothing was handed out; report this with the transfer's supportBundleId.`,
     );
   }
-  const computeUnitLimit =
-    simulated.unitsConsumed === null ? fallbackUnits : withMargin(simulated.unitsConsumed);
-  const signed = await partiallySigned({ ...transaction, computeUnitLimit });
-  return { ...signed, name, computeUnitLimit, simulationError: simulated.error };
+  const limit = computeUnitLimit(simulated.unitsConsumed, fallbackUnits);
+  const signed = await partiallySigned({ ...transaction, computeUnitLimit: limit });
+  return { ...signed, name, computeUnitLimit: limit, simulationError: simulated.error };
+}
+
+/**
+ * The reads a bundle was built from lag the node that simulated it (a node behind another, a
+ * wallet's transaction landing meanwhile): an account the bundle's first transaction creates
+ * exists already. A moment later they agree; past the request's deadline it is MH_091.
+ */
+export class ReadsBehindChain extends AppError {
+  constructor(name: string) {
+    super(
+      'MH_091',
+      `The chain moved on while the bundle was built: an account its ${name} creates exists now. Call prepare again in a moment.`,
+      { headers: { 'retry-after': '1' } },
+    );
+  }
 }
 
 /**
  * MH_031 when the bundle's first transaction fails its simulation: it depends on nothing else of
- * the bundle, so it would fail on chain as well. (Later ones may only await what comes before.)
+ * the bundle, so it would fail on chain as well (later ones may only await what comes before);
+ * {@link ReadsBehindChain} when it fails only because the reads it was built from are behind.
  */
 export function assertFirstSimulates(built: readonly BuiltTransaction[]): void {
   const [first] = built;
   if (!first?.simulationError) return;
+  if (customErrorCode(first.simulationError) === ROUTER_ERROR_CODES.AccountAlreadyInitialized) {
+    throw new ReadsBehindChain(first.name);
+  }
   throw new AppError(
     'MH_031',
     `The bundle's ${first.name} fails on the chain as it is now (${describeTransactionError(first.simulationError)}), so nothing was handed out. Call prepare again; if it persists, report it with the transfer's supportBundleId.`,

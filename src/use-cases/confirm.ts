@@ -1,7 +1,7 @@
 import type { Address, Signature } from '@solana/kit';
 import { findOrchestratorPda } from '../chain/router/pda.ts';
 import type { RouteSnapshot } from '../chain/router/recovery.ts';
-import type { AccountReader, CallOptions, ChainTransaction, TransactionReader } from '../chain/types.ts';
+import type { AccountReader, CallOptions, ChainTransaction } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import type { RouteSchedule } from '../domain/route.ts';
@@ -14,7 +14,7 @@ import type { VerifiedSignatures } from '../store/transitions.ts';
 import type { Commit } from './commit.ts';
 import { dependencyDeadline } from './deadline.ts';
 import { readRoute } from './route-reads.ts';
-import { landedTransaction } from './signatures.ts';
+import { landedTransaction, type SignatureLookup } from './signatures.ts';
 import { type KeeperRefundDeps, refuseUnquotedRoute } from './unquoted.ts';
 
 /** The signatures a source reports after broadcasting (confirm-broadcast's body). */
@@ -26,7 +26,7 @@ export interface BroadcastReport {
 }
 
 export interface ConfirmDeps {
-  chain: TransactionReader & AccountReader;
+  chain: SignatureLookup & AccountReader;
   programAddress: Address;
 }
 

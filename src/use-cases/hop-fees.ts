@@ -1,5 +1,6 @@
 import type { Address, Instruction } from '@solana/kit';
-import { computeBudgetOf, type SignedTransaction, writtenAccounts } from '../chain/landing.ts';
+import { computeBudgetOf, writtenAccounts } from '../chain/fees.ts';
+import type { SignedTransaction } from '../chain/landing.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import type { PriorityFeeReader } from '../chain/types.ts';
 import {
@@ -59,14 +60,8 @@ export async function keeperPrice(
 }
 
 /** The least price of the hop transaction that replaces `expired`, whose blockhash expired before it landed. */
-export function priceAfterExpiry(
+export const priceAfterExpiry = (
   deps: Pick<HopFeeDeps, 'priorityFees'>,
-  route: Pick<RouteRecord, 'hopLeastPriceMicroLamports'>,
   expired: Pick<SignedTransaction, 'base64'>,
-): bigint {
-  return escalatedPrice(
-    computeBudgetOf(expired).microLamportsPerCu,
-    deps.priorityFees.capMicroLamportsPerCu,
-    route.hopLeastPriceMicroLamports,
-  );
-}
+): bigint =>
+  escalatedPrice(computeBudgetOf(expired).microLamportsPerCu, deps.priorityFees.capMicroLamportsPerCu);

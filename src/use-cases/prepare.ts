@@ -1,7 +1,9 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { BlockhashReader } from '../chain/types.ts';
 import { allows } from '../domain/lifecycle.ts';
 import { assertNotExpired, expiredError, type Transfer } from '../domain/transfer.ts';
 import type { DeploymentStore } from '../store/deployments.ts';
+import { ReadsBehindChain } from './bundle-transactions.ts';
 import type { Commit } from './commit.ts';
 import { dependencyDeadline } from './deadline.ts';
 import { type PreparedBundle, prepareBundle } from './deployment-bundle.ts';
@@ -38,7 +40,7 @@ export async function prepareTransfer<R>(
     const preparedTxs = await nothingToDo(deps.chain, found, signal);
     return commit(async () => ({ transfer: found, preparedTxs }));
   }
-  const { transfer, bundle, terms } = await prepareBundle(deps, found, { signal });
+  const { transfer, bundle, terms } = await bundleFromCurrentReads(deps, found, signal);
   return commit(async (tx) => {
     const now = deps.clock.now();
     const prepared = bundle.resume.nothingToDo
@@ -56,6 +58,26 @@ export async function prepareTransfer<R>(
     return { transfer: prepared, preparedTxs: bundle };
   });
 }
+
+/**
+ * The bundle, built again after a moment while the reads it is built from lag the chain (a node
+ * behind, a wallet's transaction landing meanwhile), until the request's deadline.
+ */
+async function bundleFromCurrentReads(deps: PrepareDeps, found: Transfer, signal: AbortSignal) {
+  for (;;) {
+    try {
+      return await prepareBundle(deps, found, { signal });
+    } catch (error) {
+      if (!(error instanceof ReadsBehindChain)) throw error;
+      await delay(READS_RETRY_MS, undefined, { signal }).catch(() => {
+        throw error;
+      });
+    }
+  }
+}
+
+/** How long a prepare waits for lagging reads to catch up before building the bundle again. */
+const READS_RETRY_MS = 400;
 
 /** The bundle of a transfer whose route is deployed already: every group empty, a fresh blockhash. */
 async function nothingToDo(

@@ -23,7 +23,6 @@ import type {
   BlockhashReader,
   CallOptions,
   RentReader,
-  TransactionReader,
   TransactionSimulator,
 } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
@@ -39,6 +38,7 @@ import { dependencyDeadline } from './deadline.ts';
 import type { OverdueDeps } from './overdue.ts';
 import type { RecoveryRead, RoutedTransfer } from './recovery.ts';
 import { readMaybeAccounts } from './route-reads.ts';
+import type { SignatureLookup } from './signatures.ts';
 
 /*
  * The bundle a rescue or a rent reclaim hands the source: the transactions it signs and pays for,
@@ -166,7 +166,7 @@ function unwrapThrough(
 /** What rescue and rent reclaim use: the chain, the stores, the keeper's key for its sweep. */
 export type RecoveryDeps = RecoveryBundleDeps &
   OverdueDeps & {
-    chain: RecoveryBundleDeps['chain'] & OverdueDeps['chain'] & TransactionReader;
+    chain: RecoveryBundleDeps['chain'] & OverdueDeps['chain'] & SignatureLookup;
     db: Pick<Db, 'transaction'>;
     transfers: Pick<TransferStore, 'get' | 'markRecoverable'>;
     recovery: RecoveryStore;

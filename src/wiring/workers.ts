@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import { priorityFeePolicy } from '../platform/platform.ts';
 import { createHttpScreening, createListScreening, NO_SCREENING } from '../screening/providers.ts';
+import { startWorkerPresence } from '../store/worker-processes.ts';
 import { createRouteScreening } from '../use-cases/screening.ts';
 import { createDeploymentReconciler } from '../workers/deployment-reconciler.ts';
 import { createExpiryWorker } from '../workers/expiry.ts';
@@ -11,8 +12,11 @@ import { createRewardClaimWorker } from '../workers/reward-claims.ts';
 import { createWebhookDeliveryWorker } from '../workers/webhook-delivery.ts';
 import type { ServiceParts, Worker } from './parts.ts';
 
+/** What a worker role is given: the shared parts and this worker process's id (its claims name it). */
+type WorkerParts = ServiceParts & { worker: string };
+
 /** Creates one background worker from the shared parts. */
-type WorkerRole = (parts: ServiceParts) => Worker;
+type WorkerRole = (parts: WorkerParts) => Worker;
 
 /** Moves quotes past their expiry to `expired`. */
 const expiryRole: WorkerRole = ({ store, clock, logger }) =>
@@ -43,8 +47,9 @@ const overdueRole: WorkerRole = ({ db, chain, store, platform, clock, logger }) 
   });
 
 /** The keeper: screens routes and advances each one's next step when it falls due. */
-const keeperRole: WorkerRole = ({ config, db, chain, store, platform, clock, metrics, logger }) =>
+const keeperRole: WorkerRole = ({ config, db, chain, store, platform, clock, metrics, logger, worker }) =>
   createKeeperWorker({
+    worker,
     db,
     listen: db,
     chain,
@@ -88,8 +93,9 @@ const rewardClaimsRole: WorkerRole = ({ db, chain, store, platform, clock, metri
   });
 
 /** Delivers webhook events to the integrations' endpoints. */
-const deliveryRole: WorkerRole = ({ db, store, webhookSender, clock, logger }) =>
+const deliveryRole: WorkerRole = ({ db, store, webhookSender, clock, logger, worker }) =>
   createWebhookDeliveryWorker({
+    worker,
     db,
     deliveries: store.deliveries,
     sender: webhookSender,
@@ -111,9 +117,15 @@ const WORKER_ROLES: readonly WorkerRole[] = [
   deliveryRole,
 ];
 
-/** Creates every worker, then starts them in order; each stops at close, the last started first. */
-export function startWorkers(parts: ServiceParts): void {
-  const workers = WORKER_ROLES.map((role) => role(parts));
+/**
+ * Registers this process as a worker (its claims hold while it says it is alive), creates every
+ * worker, then starts them in order; each stops at close, the last started first, and the process
+ * leaves the worker register after them all.
+ */
+export async function startWorkers(parts: ServiceParts): Promise<void> {
+  const presence = await startWorkerPresence(parts.db, parts.logger.child({ worker: 'presence' }));
+  parts.onStop(presence.stop);
+  const workers = WORKER_ROLES.map((role) => role({ ...parts, worker: presence.id }));
   for (const worker of workers) {
     worker.start();
     parts.onStop(() => worker.stop());

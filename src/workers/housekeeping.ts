@@ -5,7 +5,8 @@ import { runPeriodically } from './periodic.ts';
 
 /**
  * Keeps the tables that only hold recent history from growing without bound: idempotency records
- * after their lifetime, events (with deliveries and attempts) after the retention window. Safe in
+ * after their lifetime, events (with deliveries and attempts) after the retention window, worker
+ * processes silent for a day. Safe in
  * several processes at once: deletes of the same rows simply find less to do.
  */
 export function createHousekeepingWorker(deps: {
@@ -42,6 +43,7 @@ export function createHousekeepingWorker(deps: {
       ),
       events: await drain(() => deps.retention.deleteEvents(eventsBefore, batchSize)),
       testAttempts: await drain(() => deps.retention.deleteTestAttempts(eventsBefore, batchSize)),
+      silentWorkers: await deps.retention.deleteSilentWorkers(),
     };
     if (Object.values(deleted).some((count) => count > 0)) deps.log.info(deleted, 'housekeeping');
     return deleted;

@@ -76,8 +76,8 @@ type KeeperWorkerDeps = Omit<KeeperDeps, 'observe'> & {
   listen: Pick<Db, 'listen'>;
   log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
   metrics?: Registry;
-  /** How long a claim lasts (a hop waits up to a blockhash lifetime, about 60 s, to land). */
-  leaseMs?: number;
+  /** This worker process (src/store/worker-processes.ts): its claims hold while it is alive. */
+  worker: string;
   /** Routes advanced at once. */
   concurrency?: number;
   /** Longest sleep, so a clock that jumps (time travel on the embedded chain) is noticed. */
@@ -86,13 +86,12 @@ type KeeperWorkerDeps = Omit<KeeperDeps, 'observe'> & {
 
 /**
  * The keeper network's worker: claims routes whose next step is due on the chain's clock (several
- * workers share them, each claim a lease that a dead worker's lapses), advances up to
+ * workers share them; a dead worker's claims are free again seconds later), advances up to
  * `concurrency` of them at a time (src/use-cases/advance-hop.ts), claiming more as slots free up, and sleeps
  * until the next step falls due or a route is taken over (NOTIFY), never polling faster than it
  * must.
  */
 export function createKeeperWorker(deps: KeeperWorkerDeps) {
-  const leaseMs = deps.leaseMs ?? 120_000;
   const concurrency = deps.concurrency ?? 16;
   const maxSleepMs = deps.maxSleepMs ?? 5_000;
   const record = deps.metrics ? keeperMetrics(deps.metrics) : undefined;
@@ -109,7 +108,7 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
    * Advances the routes due now, `concurrency` at a time, claiming more once half the slots are
    * free, until a claim finds fewer than it asked for; answers how many it advanced.
    */
-  const runOnce = (): Promise<number> => advanceDueRoutes(keeper, { leaseMs, concurrency, maxSleepMs });
+  const runOnce = (): Promise<number> => advanceDueRoutes(keeper, { concurrency, maxSleepMs });
 
   async function loop() {
     const subscription = await keepListening(deps.listen, KEEPER_CHANNEL, {
@@ -158,8 +157,8 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
  * land (a dropped transaction waits out its blockhash) never holds back another route.
  */
 async function advanceDueRoutes(
-  keeper: KeeperDeps & Pick<KeeperWorkerDeps, 'log'>,
-  { leaseMs, concurrency, maxSleepMs }: { leaseMs: number; concurrency: number; maxSleepMs: number },
+  keeper: KeeperDeps & Pick<KeeperWorkerDeps, 'log' | 'worker'>,
+  { concurrency, maxSleepMs }: { concurrency: number; maxSleepMs: number },
 ): Promise<number> {
   let total = 0;
   let more = true;
@@ -176,7 +175,7 @@ async function advanceDueRoutes(
         const claimed = await keeper.hops.claimDue({
           chainNow,
           now: keeper.clock.now(),
-          leaseMs,
+          worker: keeper.worker,
           limit: free,
         });
         more = claimed.length === free;
@@ -234,18 +233,32 @@ async function advance(
   }
 }
 
+/** How often the chain's clock is read while a step falls due within the second (it shows whole seconds). */
+const DUE_POLL_MS = 200;
+
 /**
- * How long until the keeper next has work: a step falling due by the chain's clock, or a backoff
- * ending by the service's; at most `maxSleepMs`, so a clock that jumps is noticed.
+ * How long until the keeper next has work: a step falling due by the chain's clock, a backoff
+ * ending by the service's, or a worker holding routes being counted dead; at most `maxSleepMs`, so
+ * a clock that jumps is noticed. The chain's clock shows whole seconds and may tick at any moment
+ * of the one it shows: the keeper sleeps until the earliest moment a step may fall due, then
+ * reads the clock every {@link DUE_POLL_MS}, so a hop is sent within a few hundred milliseconds
+ * of its due time.
  */
 async function untilNextWork(
-  keeper: Pick<KeeperDeps, 'hops' | 'chain' | 'clock'>,
+  keeper: Pick<KeeperDeps, 'hops' | 'chain' | 'clock'> & Pick<KeeperWorkerDeps, 'worker'>,
   maxSleepMs: number,
 ): Promise<number> {
   const now = keeper.clock.now();
-  const [next, clock] = await Promise.all([keeper.hops.nextWork(now), keeper.chain.getClock()]);
+  const [next, clock] = await Promise.all([
+    keeper.hops.nextWork(now, keeper.worker),
+    keeper.chain.getClock(),
+  ]);
   const waits = [maxSleepMs];
-  if (next.dueAt !== null) waits.push(Number(next.dueAt - clock.unixTimestamp) * 1000);
+  if (next.dueAt !== null) {
+    const seconds = Number(next.dueAt - clock.unixTimestamp);
+    waits.push(seconds > 1 ? (seconds - 1) * 1000 : seconds > 0 ? DUE_POLL_MS : 0);
+  }
   if (next.retryAt !== null) waits.push(next.retryAt.getTime() - now.getTime());
+  if (next.heldMs !== null) waits.push(next.heldMs);
   return Math.max(50, Math.min(...waits));
 }

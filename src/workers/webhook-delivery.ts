@@ -15,6 +15,8 @@ export interface WebhookDeliveryWorkerOptions {
   sender: Pick<WebhookSender, 'post'>;
   clock: Clock;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** This worker process (src/store/worker-processes.ts): its claims hold while it is alive. */
+  worker: string;
   /** Deliveries claimed per query. */
   batchSize?: number;
   /** Sends this worker has in flight at most, over all endpoints. */
@@ -25,8 +27,6 @@ export interface WebhookDeliveryWorkerOptions {
   perFailingEndpointConcurrency?: number;
   /** Endpoints served per claim query. */
   endpointsPerClaim?: number;
-  /** How long a claim lasts; another worker takes a delivery over when it lapses. */
-  leaseMs?: number;
   /** How long a receiver has to answer (decisions: 10 s). */
   timeoutMs?: number;
   /** Fallback polling when no NOTIFY arrives (and the resolution of retry times). */
@@ -48,7 +48,7 @@ export function createWebhookDeliveryWorker(options: WebhookDeliveryWorkerOption
   const claim = (limit: number) =>
     deliveries.claim({
       now: clock.now(),
-      leaseMs: settings.leaseMs,
+      worker: options.worker,
       limit,
       perEndpoint: settings.perEndpoint,
       perFailingEndpoint: settings.perFailingEndpoint,
@@ -82,20 +82,16 @@ export type WebhookDeliveryWorker = ReturnType<typeof createWebhookDeliveryWorke
 
 /** The worker's options with their defaults. */
 function deliverySettings(options: WebhookDeliveryWorkerOptions) {
-  const settings = {
+  return {
     batchSize: options.batchSize ?? 100,
     maxInFlight: options.maxInFlight ?? 500,
     perEndpoint: options.perEndpointConcurrency ?? 20,
     perFailingEndpoint: options.perFailingEndpointConcurrency ?? 1,
     maxEndpoints: options.endpointsPerClaim ?? 50,
     timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
-    leaseMs: options.leaseMs ?? 60_000,
     pollIntervalMs: options.pollIntervalMs ?? 1_000,
     random: options.random ?? Math.random,
   };
-  if (settings.leaseMs <= settings.timeoutMs)
-    throw new RangeError('leaseMs must exceed timeoutMs so a claim outlives its request');
-  return settings;
 }
 
 type DeliverySettings = ReturnType<typeof deliverySettings>;
@@ -173,7 +169,7 @@ function createDeliveryLoop(deps: {
     const sent: Promise<void> = deps
       .attempt(delivery)
       .then(recorder.add)
-      // Unreachable with a sender that never throws; if one did, the lease lapses and the delivery is redone.
+      // Unreachable with a sender that never throws; if one did, the claim ends with this process and the delivery is redone.
       .catch((error) => log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt crashed'))
       .finally(() => sending.delete(sent));
     sending.add(sent);
@@ -244,8 +240,8 @@ async function subscribe(options: WebhookDeliveryWorkerOptions, onNews: () => vo
 
 /**
  * Buffers the results of finished sends and records them, everything that finished meanwhile in
- * one statement; retries while the database is away (once stopped, the leases lapse instead and
- * the deliveries are redone).
+ * one statement; retries while the database is away (once stopped, the claims end with the
+ * process and the deliveries are redone).
  */
 function createResultRecorder(deps: {
   record: (results: DeliveryResult[]) => Promise<void>;

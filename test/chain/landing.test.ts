@@ -113,10 +113,7 @@ test('bytes that never reach a leader expire once their last valid block height 
   assert.equal(await landTransaction(chain, signed, { now: Date.now, pollMs: 1 }), 'expired');
 });
 
-test('a refused first send is the verdict, unless the bytes may have been sent before', async () => {
-  // Sent before by a process that died, and landed; a node now refuses them in preflight.
-  const { signed, to } = await signedTransfer();
-  await local.chain.sendTransaction(signed.base64 as never);
+test('a refused first send is the verdict, unless the node has the bytes already', async () => {
   const transactionError = { InstructionError: [0, { Custom: 1 }] } as unknown as TransactionError;
   const chain: Chain = {
     ...local.chain,
@@ -126,7 +123,17 @@ test('a refused first send is the verdict, unless the bytes may have been sent b
       });
     },
   };
-  assert.deepEqual(await landTransaction(chain, signed, { now: Date.now, pollMs: 1 }), transactionError);
+  const never = await signedTransfer();
+  assert.deepEqual(
+    await landTransaction(chain, never.signed, { now: Date.now, pollMs: 1 }),
+    transactionError,
+  );
+  assert.equal(await local.chain.getBalance(never.to), 0n, 'nothing ran');
+  // Sent before (by a process that died, or by an attempt of this send whose answer was lost) and
+  // landed; a node now refuses the bytes in preflight.
+  const { signed, to } = await signedTransfer();
+  await local.chain.sendTransaction(signed.base64 as never);
+  assert.equal(await landTransaction(chain, signed, { now: Date.now, pollMs: 1 }), null);
   assert.equal(await landTransaction(chain, signed, { now: Date.now, pollMs: 1, resumed: true }), null);
   assert.equal(await local.chain.getBalance(to), 1_000_000n, 'landed once');
 });

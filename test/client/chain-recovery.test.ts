@@ -4,14 +4,18 @@
 // the lamport and the token base unit. The keeper's leftover stays behind, as documented.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Address, address, generateKeyPairSigner } from '@solana/kit';
+import { type Address, address, generateKeyPairSigner, type Signature } from '@solana/kit';
+import { COMPUTE_BUDGET_PROGRAM_ADDRESS } from '@solana-program/compute-budget';
 import {
   findAssociatedTokenPda,
   getCloseAccountInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import { withMargin } from '@transfer-router/landing';
+import { FALLBACK_UNITS } from '../../clients/typescript/src/chain-recovery-plan.ts';
 import {
   type ChainRecoveryOptions,
+  type ChainRecoveryResult,
   isChainRecoveryError,
   reclaimRent,
   reclaimRentFromChain,
@@ -21,16 +25,33 @@ import {
   type TransferRouterClient,
 } from '../../clients/typescript/src/index.ts';
 import { decodeRoute } from '../../src/chain/router/accounts.ts';
+import { COMPUTE_UNIT_LIMITS } from '../../src/chain/router/footprint.ts';
 import { findRouteAddresses } from '../../src/chain/router/pda.ts';
 import { sendAndConfirm } from '../../src/platform/send.ts';
 import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { failLastHop, feesPaidBy, lamports, routeRow, travelPast } from '../recovery/helpers.ts';
-import { clientFor, holding, kitRpc, listen, quoteWithClient, runHops, stopService } from './helpers.ts';
+import {
+  clientFor,
+  computeBudgetOf,
+  holding,
+  kitRpc,
+  listen,
+  quoteWithClient,
+  runHops,
+  scriptedRpc,
+  sentSignature,
+  stopService,
+} from './helpers.ts';
 
 const ARRIVAL_SECONDS = 60;
 const SOL = address(SOL_MINT);
 const HOPS = 3;
+
+test('where a recovery cannot be simulated, the client’s compute-unit limits are the service’s, sized for the legacy SPL Token program', () => {
+  assert.equal(FALLBACK_UNITS.recovery, COMPUTE_UNIT_LIMITS.recovery);
+  assert.equal(FALLBACK_UNITS.openTokenAccount, COMPUTE_UNIT_LIMITS.createTokenAccount);
+});
 
 describe('rescueFromChain and reclaimRentFromChain: the source’s exit with the service stopped', () => {
   let t: TestApp;
@@ -146,6 +167,25 @@ describe('rescueFromChain and reclaimRentFromChain: the source’s exit with the
     };
   }
 
+  /**
+   * Asserts that each transaction of a recovery starts with its compute budget, its limit what
+   * simulating it used plus the margin: no fixed figure.
+   */
+  async function assertBudgetFirst(result: ChainRecoveryResult) {
+    for (const { signature } of result.transactions) {
+      const { programs, units, used } = await computeBudgetOf(t, signature);
+      assert.deepEqual(programs.slice(0, 2), [
+        COMPUTE_BUDGET_PROGRAM_ADDRESS,
+        COMPUTE_BUDGET_PROGRAM_ADDRESS,
+      ]);
+      assert.ok(units !== null && units >= used, `limit ${units} covers the ${used} units used`);
+      assert.ok(
+        units <= withMargin(used) + 500,
+        `limit ${units} is what ${used} units need, with the margin`,
+      );
+    }
+  }
+
   /** Asserts that every account of the route is closed and the keeper kept its balance. */
   async function assertClosedButKeeper(route: Awaited<ReturnType<typeof onChain>>, keeperLamports: bigint) {
     for (const account of route.accounts)
@@ -172,7 +212,17 @@ describe('rescueFromChain and reclaimRentFromChain: the source’s exit with the
     );
 
     const sourceTokenRent = BigInt(await t.chain.chain.getMinimumBalanceForRentExemption(165));
-    const { result, ...delta } = await measured(failed, () => rescueFromChain(from(failed)));
+    // The node drops the first send of the rescue: the wallet's bytes are sent again as they are.
+    const sent: { signature: Signature; bytes: string }[] = [];
+    const { rpc } = scriptedRpc(t, async (request, forward) => {
+      if (request.method !== 'sendTransaction') return forward();
+      sent.push({ signature: sentSignature(request), bytes: String(request.params[0]) });
+      return sent.length === 1 ? { jsonrpc: '2.0', id: request.id, result: sent[0]!.signature } : forward();
+    });
+    const { result, ...delta } = await measured(failed, () => rescueFromChain({ ...from(failed), rpc }));
+    assert.ok(sent.length >= 2, 'sent again');
+    assert.deepEqual(new Set(sent.map((entry) => entry.bytes)), new Set([sent[0]!.bytes]), 'the same bytes');
+    assert.equal(result.transactions[0]?.signature, sent[0]!.signature);
     assert.equal(result.route, route.address);
     assert.equal(result.status, 'failed');
     assert.equal(delta.tokens, BigInt(failed.created.amountRaw));
@@ -190,6 +240,7 @@ describe('rescueFromChain and reclaimRentFromChain: the source’s exit with the
     assert.equal(transaction?.recovery?.tokens, delta.tokens, 'the program’s return data');
     assert.equal(transaction.recovery.routeClosed, true);
     assert.equal(transaction.recovery.orchestratorClosed, true);
+    await assertBudgetFirst(result);
     await assertClosedButKeeper(route, keeperLamports);
 
     const again = await rescueFromChain(from(failed));
@@ -229,6 +280,7 @@ describe('rescueFromChain and reclaimRentFromChain: the source’s exit with the
       'the unwrap after the rescue replaces its return data',
     );
     assert.deepEqual(result.keeper, { address: route.data.keeper, lamports: keeperLamports });
+    await assertBudgetFirst(result);
     await assertClosedButKeeper(route, keeperLamports);
 
     const again = await rescueFromChain(from(overdue));
@@ -260,6 +312,7 @@ describe('rescueFromChain and reclaimRentFromChain: the source’s exit with the
       'the program’s return data accounts for every lamport',
     );
     assert.deepEqual(result.keeper, { address: route.data.keeper, lamports: keeperLamports });
+    await assertBudgetFirst(result);
     await assertClosedButKeeper(route, keeperLamports);
 
     const again = await reclaimRentFromChain(from(completed));

@@ -1,10 +1,24 @@
 import {
   type Address,
+  createDefaultRpcTransport,
   createSolanaRpc,
-  createSolanaRpcSubscriptions,
+  createSolanaRpcFromTransport,
+  decompileTransactionMessage,
   generateKeyPairSigner,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
   type KeyPairSigner,
+  type RpcTransport,
+  type Signature,
 } from '@solana/kit';
+import {
+  COMPUTE_BUDGET_PROGRAM_ADDRESS,
+  ComputeBudgetInstruction,
+  getSetComputeUnitLimitInstructionDataDecoder,
+  identifyComputeBudgetInstruction,
+} from '@solana-program/compute-budget';
 import {
   createTransferRouterClient,
   type TransferRouterClient,
@@ -38,13 +52,46 @@ export function clientFor(
   return createTransferRouterClient({ baseUrl, apiKey: caller.key, ...options });
 }
 
-/** @solana/kit's RPC and subscriptions on the test chain's JSON-RPC endpoint, as a wallet uses them. */
+/** @solana/kit's RPC on the test chain's JSON-RPC endpoint, as a wallet uses it. */
 export function kitRpc(t: TestApp) {
-  return {
-    rpc: createSolanaRpc(t.chain.rpcUrl),
-    rpcSubscriptions: createSolanaRpcSubscriptions(t.chain.wsUrl),
-  };
+  return { rpc: createSolanaRpc(t.chain.rpcUrl) };
 }
+
+/** A JSON-RPC request as kit's transport sends it. */
+export interface RpcRequest {
+  id: unknown;
+  method: string;
+  params: unknown[];
+}
+
+/** A JSON-RPC answer as the endpoint gives it. */
+export interface RpcAnswer {
+  jsonrpc: '2.0';
+  id: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+/**
+ * @solana/kit's RPC on the test chain's endpoint, each request going through `node`: it answers
+ * as a node would, passing the request on (`forward`) or not (a node that drops a send), and may
+ * change the answer (a status of its own).
+ */
+export function scriptedRpc(
+  t: TestApp,
+  node: (request: RpcRequest, forward: () => Promise<RpcAnswer>) => Promise<RpcAnswer>,
+) {
+  const endpoint = createDefaultRpcTransport({ url: t.chain.rpcUrl as `http${string}` });
+  const transport = ((config: Parameters<RpcTransport>[0]) =>
+    node(config.payload as RpcRequest, () => endpoint<RpcAnswer>(config))) as RpcTransport;
+  return { rpc: createSolanaRpcFromTransport(transport) };
+}
+
+/** The signature of a transaction sent as base64 wire bytes (a `sendTransaction` request's first parameter). */
+export const sentSignature = (request: RpcRequest) =>
+  getSignatureFromTransaction(
+    getTransactionDecoder().decode(getBase64Encoder().encode(String(request.params[0]))),
+  );
 
 /** A fresh source wallet with SOL and, for an SPL mint, `tokens` of it. */
 export async function fundedWallet(t: TestApp, mint: Address, tokens: bigint): Promise<KeyPairSigner> {
@@ -113,4 +160,35 @@ export async function runHops(
       throw new Error(`hop ${hop} of transfer ${route.id} did not run when due`);
     await each.after?.();
   }
+}
+
+/**
+ * A landed transaction's compute budget: the programs of its instructions in order, the unit
+ * limit it asked for, and the units it used.
+ */
+export async function computeBudgetOf(t: TestApp, signature: Signature) {
+  const landed = await createSolanaRpc(t.chain.rpcUrl)
+    .getTransaction(signature, {
+      encoding: 'base64',
+      maxSupportedTransactionVersion: 0,
+      commitment: 'confirmed',
+    })
+    .send();
+  if (!landed) throw new Error(`transaction ${signature} is not on chain`);
+  const message = decompileTransactionMessage(
+    getCompiledTransactionMessageDecoder().decode(
+      getTransactionDecoder().decode(getBase64Encoder().encode(landed.transaction[0])).messageBytes,
+    ),
+  );
+  const instructions = message.instructions as readonly { programAddress: Address; data?: Uint8Array }[];
+  const limit = instructions.find(
+    (instruction) =>
+      instruction.programAddress === COMPUTE_BUDGET_PROGRAM_ADDRESS &&
+      identifyComputeBudgetInstruction(instruction.data!) === ComputeBudgetInstruction.SetComputeUnitLimit,
+  );
+  return {
+    programs: instructions.map((instruction) => instruction.programAddress),
+    units: limit ? getSetComputeUnitLimitInstructionDataDecoder().decode(limit.data!).units : null,
+    used: Number(landed.meta?.computeUnitsConsumed ?? 0n),
+  };
 }

@@ -121,8 +121,11 @@ describe('the TypeScript client’s rescue and reclaimRent, against the service'
     const route = await failedRoute();
     const rescuable = BigInt((await client.getTransfer(route.id)).recovery!.rescuableLamports);
     let second: Awaited<ReturnType<typeof rescue>> | undefined;
-    // Between the first run's prepare and its broadcast, a second run rescues the route.
+    // Between the first run's prepare and its broadcast, a second run rescues the route, a slot
+    // later: its bundle has another blockhash. (In the same slot it would be the same bytes, which
+    // the first run would find landed.)
     const first = await rescueNoting(route, async () => {
+      await t.chain.cheats.timeTravel({ absoluteSlot: Number(await t.chain.chain.getSlot()) + 1 });
       second = await rescue(client, { transferId: route.id, signer: route.source, ...kitRpc(t) });
     });
     assert.equal(second?.transfer.phase, 'rescued');

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createMintLookup, createSolCostEstimator } from '../../src/chain/quote-reads.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
+import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
 import { DEFAULT_FEE_SCHEDULE } from '../../src/domain/fees.ts';
 import { type AppDeps, buildApp } from '../../src/http/app.ts';
@@ -23,6 +24,7 @@ import { createListScreening } from '../../src/screening/providers.ts';
 import type { Db } from '../../src/store/db.ts';
 import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
+import { startWorkerPresence } from '../../src/store/worker-processes.ts';
 import { createRouteScreening, type ScreeningProvider } from '../../src/use-cases/screening.ts';
 import { createWebhookSender } from '../../src/webhooks/sender.ts';
 import { createDeploymentReconciler } from '../../src/workers/deployment-reconciler.ts';
@@ -47,6 +49,8 @@ export interface TestApp {
   platform: Platform;
   /** The deployment reconciler over this app's store and chain (not running: call `runOnce`). */
   reconciler: ReturnType<typeof createDeploymentReconciler>;
+  /** This app's worker process in the worker register: workers of the app name it in their claims. */
+  worker: string;
   /** A keeper worker over this app's store and chain (not running: call `runOnce`). */
   keeper: ReturnType<typeof createKeeperWorker>;
   /** The sweep of routes past their deadline over this app's store and chain (not running: call `runOnce`). */
@@ -85,6 +89,8 @@ export type TestAppOptions = Partial<
   peer?: TestApp;
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
+  /** The endpoint the app reads and sends through (e.g. a fault proxy before the test chain); the chain's own by default. */
+  chainRpcUrl?: string;
   authCacheMs?: number;
   /** Connections of the app's pool (10 unless a test needs fewer). */
   poolSize?: number;
@@ -151,11 +157,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const db = options.wrapDb ? options.wrapDb(database.db) : database.db;
   const clock = peer?.clock ?? createManualClock(new Date('2026-06-01T12:00:00.000Z'));
   const { chain, platform } = peer ?? (await startTestPlatform(clock, options.platform));
-  const platformAdmin = createPlatformAdmin({ chain: chain.chain, platform });
+  const appChain = options.chainRpcUrl ? createRpcChain({ rpcUrl: options.chainRpcUrl }) : chain.chain;
+  const platformAdmin = createPlatformAdmin({ chain: appChain, platform });
   const store = createStore(db, {
     idempotencyTtlMs: 24 * 3600 * 1000,
     secrets: createSecretBox(ENCRYPTION_KEY),
   });
+  // Unwrapped: a test's faults in the database are for the code under test, not for its register.
+  const presence = await startWorkerPresence(database.db, pino({ level: 'silent' }));
   const webhookPolicy = options.config?.webhookPolicy ?? { requireHttps: false, allowPrivateNetworks: true };
   const sender = createWebhookSender(webhookPolicy);
   const app = await buildApp({
@@ -177,12 +186,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     redis: options.redis,
     rateLimitNamespace: options.rateLimitNamespace ?? `test-rl-${randomBytes(6).toString('hex')}`,
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
-    mints: options.mints ?? createMintLookup(chain.chain),
+    mints: options.mints ?? createMintLookup(appChain),
     solCosts:
       options.solCosts ??
-      createSolCostEstimator({ chain: chain.chain, priorityFees: priorityFeePolicy(platform, 0n) }),
+      createSolCostEstimator({ chain: appChain, priorityFees: priorityFeePolicy(platform, 0n) }),
     webhookSender: sender,
-    chain: chain.chain,
+    chain: appChain,
     priorityFeeFloorMicroLamportsPerCu: 0n,
     platform,
     platformAdmin,
@@ -209,7 +218,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     chain,
     platform,
+    worker: presence.id,
     keeper: createKeeperWorker({
+      worker: presence.id,
       db,
       listen: db,
       chain: chain.chain,
@@ -262,6 +273,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await sender.close();
+      await presence.stop();
       if (peer) return;
       await chain.close();
       if (!options.database) await database.drop();

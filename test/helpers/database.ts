@@ -85,3 +85,26 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
     },
   };
 }
+
+/**
+ * Another worker process in the worker register, alive until the test says it died: its claims
+ * hold until `die`, and are free at once after (as seconds after a real one falls silent).
+ */
+export async function otherWorkerProcess(
+  db: Pick<Db, 'query'>,
+): Promise<{ id: string; die(): Promise<void> }> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO worker_processes (id, name, seen_at)
+     VALUES (gen_random_uuid(), 'another host:1', clock_timestamp() + interval '1 hour') RETURNING id`,
+  );
+  const id = rows[0]!.id;
+  return {
+    id,
+    async die() {
+      await db.query(
+        `UPDATE worker_processes SET seen_at = clock_timestamp() - interval '1 minute' WHERE id = $1`,
+        [id],
+      );
+    },
+  };
+}

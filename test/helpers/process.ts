@@ -123,3 +123,59 @@ export function runAdminCli(args: string[], env: Record<string, string> = {}) {
     }),
   );
 }
+
+/** Runs the demo (`npm run demo`'s script) until it exits and resolves with its exit code and output. */
+export function runDemoCli(args: string[], env: Record<string, string> = {}) {
+  return collect(
+    spawn(process.execPath, ['bin/demo.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
+    }),
+  );
+}
+
+export interface ChainProcess {
+  rpcUrl: string;
+  /** Stops the chain (SIGTERM) and resolves with its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts the chain alone as its own process, as `npm run localnet` does (the local-chain command),
+ * in memory on free ports, and resolves once it prints its ready line.
+ */
+export async function startChainProcess(args: string[] = []): Promise<ChainProcess> {
+  const child = spawn(
+    process.execPath,
+    ['packages/local-chain/src/serve.ts', '--port', '0', '--ephemeral', '--quiet', ...args],
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const output: string[] = [];
+  const rpcUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the chain did not start within 30 s:\n${output.join('\n')}`));
+    }, 30_000);
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        output.push(line);
+        const ready = /^localnet ready rpcUrl=(\S+)/.exec(line);
+        if (!ready) return;
+        clearTimeout(timer);
+        resolve(ready[1]!);
+      });
+    }
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`the chain exited with ${code}:\n${output.join('\n')}`));
+    });
+  });
+  return {
+    rpcUrl,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

@@ -40,6 +40,8 @@ export function keeperWorker(
     store?: HopStore;
     transfers?: Pick<TransferStore, 'markRecoverable'>;
     concurrency?: number;
+    /** The worker process it runs in (default: the test app's). */
+    worker?: string;
   } = {},
 ) {
   const logs: { msg: string; [key: string]: unknown }[] = [];
@@ -48,6 +50,7 @@ export function keeperWorker(
   const store = options.store ?? t.store.hops;
   const transfers = options.transfers ?? t.store.transfers;
   const worker = createKeeperWorker({
+    worker: options.worker ?? t.worker,
     db: t.database.db,
     listen: t.database.db,
     chain,

@@ -18,10 +18,11 @@ import {
 import { getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { signTransaction, slotsMs } from '@transfer-router/local-chain/testing';
-import { computeBudgetOf } from '../../src/chain/landing.ts';
+import { computeBudgetOf } from '../../src/chain/fees.ts';
 import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
+import { otherWorkerProcess } from '../helpers/database.ts';
 import { deployRoute, quoteRoute } from '../helpers/route.ts';
 import {
   ata,
@@ -92,19 +93,14 @@ describe('the price of a hop', () => {
     return { ...route, before, t0, address, keeper: onChain.keeper };
   }
 
-  /** What the transfer's row says the keeper's transactions spent, and the next hop's least price. */
+  /** What the transfer's row says: the keeper's funding, what its transactions spent, the stored hop transaction. */
   async function hopFees(id: number) {
-    const { rows } = await t.database.db.query<{ spent: string; least: string; funding: string }>(
-      `SELECT hop_fees_spent_lamports AS spent, hop_least_price_micro_lamports AS least,
-              keeper_funding_lamports AS funding
+    const { rows } = await t.database.db.query<{ spent: string; funding: string; stored: string | null }>(
+      `SELECT hop_fees_spent_lamports AS spent, keeper_funding_lamports AS funding, hop_tx_signature AS stored
          FROM transfers WHERE id = $1`,
       [id],
     );
-    return {
-      spent: BigInt(rows[0]!.spent),
-      least: BigInt(rows[0]!.least),
-      funding: BigInt(rows[0]!.funding),
-    };
+    return { spent: BigInt(rows[0]!.spent), funding: BigInt(rows[0]!.funding), stored: rows[0]!.stored };
   }
 
   /**
@@ -189,9 +185,9 @@ describe('the price of a hop', () => {
   test('raised after each expiry, by whichever worker sends next; back to the market once the hop lands', async () => {
     const route = await dueRoute();
     const prices: bigint[] = [];
-    // Two workers in turn, each with a node that drops what it sends: each hop transaction expires,
-    // and the price the next one starts from is kept with the route.
-    for (const keptForNext of [10_000n, 20_000n]) {
+    // Two workers in turn, each with a node that drops what it sends: each hop transaction
+    // expires, and stays stored with the route for the next round to judge and replace.
+    for (let attempt = 0; attempt < 2; attempt++) {
       const { chain, sent } = observed({ drop: () => true });
       const round = keeperWorker(t, { chain }).runOnce();
       await waitUntil(async () => sent.length === 1, 'the hop was sent', 10_000);
@@ -199,7 +195,7 @@ describe('the price of a hop', () => {
       assert.equal(await round, 1);
       prices.push(budgetOf(sent[0]!).microLamportsPerCu);
       assert.equal((await routeOnChain(t, route.id)).route.nextStep, 0, 'it never ran');
-      assert.equal((await hopFees(route.id)).least, keptForNext);
+      assert.equal((await hopFees(route.id)).stored, signatureOf(sent[0]!));
     }
     // A third worker, whose node forwards: the hop lands at the escalated price.
     const { chain, sent } = observed();
@@ -208,10 +204,9 @@ describe('the price of a hop', () => {
     assert.deepEqual(prices, [0n, 10_000n, 20_000n], 'doubled, a step of 10,000 at least');
     assert.equal((await transferOf(caller, route.id)).progress.hopsCompleted, 1);
     // Only the transaction that landed cost anything.
-    const fees = await hopFees(route.id);
-    assert.equal(fees.spent, await feeOf(sent[0]!));
-    assert.equal(fees.least, 0n, 'the next hop starts from the market again');
+    assert.equal((await hopFees(route.id)).spent, await feeOf(sent[0]!));
 
+    // The next hop starts from the market again.
     await travelPast(t, route.t0 + 2n * INTERVAL);
     const next = observed();
     assert.equal(await keeperWorker(t, { chain: next.chain }).runOnce(), 1);
@@ -233,10 +228,12 @@ describe('the price of a hop', () => {
         throw new Error('connection reset');
       },
     };
-    const stuckRound = keeperWorker(t, { chain: stuckChain }).runOnce();
+    const elsewhere = await otherWorkerProcess(t.database.db);
+    const stuckRound = keeperWorker(t, { chain: stuckChain, worker: elsewhere.id }).runOnce();
     await waitUntil(async () => dying.sent.length === 1, 'the hop was sent', 10_000);
-    // Its claim lapses (120 s) and the bytes it stored expire unlanded.
-    t.clock.advance(121_000);
+    // The bytes it stored expire unlanded, and its process dies.
+    t.clock.advance(BLOCKHASH_LIFETIME_MS);
+    await elsewhere.die();
 
     const { chain, sent } = observed();
     assert.equal(await keeperWorker(t, { chain }).runOnce(), 1);

@@ -10,6 +10,7 @@ import { priorityFeePolicy } from '../../src/platform/platform.ts';
 import { createPostgresDb } from '../../src/store/db.ts';
 import { createStore } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
+import { startWorkerPresence } from '../../src/store/worker-processes.ts';
 import { createKeeperWorker } from '../../src/workers/keeper.ts';
 import { type Caller, createTestApp, ENCRYPTION_KEY, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
@@ -37,13 +38,15 @@ describe('two keeper workers on one database', () => {
    * A keeper worker with its own connection pool and chain client, as another process has, that
    * notes each hop it claims and each transaction it sends.
    */
-  function keeperWorker() {
+  async function keeperWorker() {
     const db = createPostgresDb({ url: t.database.url, poolSize: 4 });
+    const presence = await startWorkerPresence(db, pino({ level: 'silent' }));
     const store = createStore(db, { idempotencyTtlMs: 3_600_000, secrets: createSecretBox(ENCRYPTION_KEY) });
     const chain = createRpcChain({ rpcUrl: t.chain.rpcUrl });
     const claimed: string[] = [];
     const sent: string[] = [];
     const worker = createKeeperWorker({
+      worker: presence.id,
       db,
       listen: db,
       chain: {
@@ -74,7 +77,7 @@ describe('two keeper workers on one database', () => {
       maxSleepMs: 100,
       log: pino({ level: 'silent' }),
     });
-    return { worker, claimed, sent, close: () => db.close() };
+    return { worker, claimed, sent, close: () => presence.stop().then(() => db.close()) };
   }
 
   test('many due routes: every hop claimed once and sent once, by one worker or the other; all complete', async () => {
@@ -83,7 +86,7 @@ describe('two keeper workers on one database', () => {
       caller,
       Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? (SOL_MINT as Address) : usdc)),
     );
-    const workers = [keeperWorker(), keeperWorker()];
+    const workers = [await keeperWorker(), await keeperWorker()];
     for (const { worker } of workers) worker.start();
     try {
       await waitUntil(() => allCompleted(t, routes), 'every route completed', 60_000);
@@ -91,7 +94,10 @@ describe('two keeper workers on one database', () => {
       for (const { worker, close } of workers) await worker.stop().then(close);
     }
 
-    const [a, b] = workers as [ReturnType<typeof keeperWorker>, ReturnType<typeof keeperWorker>];
+    const [a, b] = workers as [
+      Awaited<ReturnType<typeof keeperWorker>>,
+      Awaited<ReturnType<typeof keeperWorker>>,
+    ];
     assert.deepEqual([...a.claimed, ...b.claimed].sort(), hopsOf(routes), 'each hop claimed once');
     assert.ok(a.claimed.length > 0 && b.claimed.length > 0, 'both workers took hops');
     const sent = [...a.sent, ...b.sent];

@@ -33,6 +33,7 @@ import {
 import type { TokenProgramImplementation } from '@transfer-router/local-chain';
 import { legacyTokenProgram, tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
 import { Clock, type FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
+import { BPF_LOADER_UPGRADEABLE_ADDRESS } from '../../src/chain/loader.ts';
 import {
   decodeOrchestrator,
   decodeRoute,
@@ -43,7 +44,6 @@ import {
 import { type DeploymentInput, planDeployment } from '../../src/chain/router/bundle.ts';
 import { ROUTER_ERROR_CODES, type RouterErrorName, routerErrorName } from '../../src/chain/router/errors.ts';
 import {
-  BPF_LOADER_UPGRADEABLE_ADDRESS,
   getCreateRouteInstruction,
   getInitConfigInstruction,
   type RouteTerms,

@@ -2,15 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
-  type AccountMeta,
-  AccountRole,
-  type AccountSignerMeta,
   type Address,
   appendTransactionMessageInstructions,
   createTransactionMessage,
   generateKeyPairSigner,
-  getAddressEncoder,
-  getProgramDerivedAddress,
   type Instruction,
   type KeyPairSigner,
   lamports,
@@ -18,35 +13,35 @@ import {
   setTransactionMessageFeePayerSigner,
   signTransactionMessageWithSigners,
 } from '@solana/kit';
-import { getCreateAccountInstruction, SYSTEM_PROGRAM_ADDRESS } from '@solana-program/system';
+import { getCreateAccountInstruction } from '@solana-program/system';
 import { LiteSVM } from 'litesvm';
+import {
+  BUFFER_HEADER_BYTES,
+  getCloseBufferInstruction,
+  getDeployWithMaxDataLenInstruction,
+  getInitializeBufferInstruction,
+  getUpgradeInstruction,
+  getWriteInstruction,
+  BPF_LOADER_UPGRADEABLE_ADDRESS as LOADER,
+  PROGRAM_ACCOUNT_BYTES,
+  PROGRAM_DATA_HEADER_BYTES,
+} from '../../src/chain/loader.ts';
 import { routerErrorName } from '../../src/chain/router/errors.ts';
 import {
   getInitConfigInstruction,
   getInitOrchestratorInstruction,
-  BPF_LOADER_UPGRADEABLE_ADDRESS as LOADER,
 } from '../../src/chain/router/instructions.ts';
 import { findConfigPda, findOrchestratorPda } from '../../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_VARIANTS, routerProgramPath } from '../../src/chain/router/program.ts';
+import { findProgramDataAddress } from '../../src/platform/program-account.ts';
 
 /*
  * The committed binaries deploy through the real upgradeable loader (buffer, writes, deploy), the
- * way a cluster deployment does, and the config can then be created only by the upgrade authority
- * recorded by that loader.
+ * way a cluster deployment does, with the service's own loader instructions; the config can then
+ * be created only by the upgrade authority recorded by that loader, and only it can upgrade.
  */
 
-const RENT_SYSVAR = 'SysvarRent111111111111111111111111111111111' as Address;
-const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
-const BUFFER_METADATA = 37;
-const WRITE_CHUNK = 1000;
-
-function loaderInstruction(accounts: (AccountMeta | AccountSignerMeta)[], data: Uint8Array): Instruction {
-  return { programAddress: LOADER, accounts, data };
-}
-
-const u32 = (v: number) => new Uint8Array(new Uint32Array([v]).buffer);
-const u64 = (v: bigint) => new Uint8Array(new BigUint64Array([v]).buffer);
-const concat = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));
+const WRITE_CHUNK = 900;
 
 async function send(svm: LiteSVM, payer: KeyPairSigner, instructions: Instruction[]) {
   const message = pipe(
@@ -60,71 +55,63 @@ async function send(svm: LiteSVM, payer: KeyPairSigner, instructions: Instructio
   return result;
 }
 
-async function deploy(svm: LiteSVM, deployer: KeyPairSigner, program: Uint8Array) {
+const ok = (r: Awaited<ReturnType<typeof send>>) => assert.ok(!('err' in r), r.toString());
+
+function existing(svm: LiteSVM, address: Address) {
+  const account = svm.getAccount(address);
+  assert.ok(account.exists, `${address} exists`);
+  return account;
+}
+
+/** A buffer holding `program`, written by `authority`. */
+async function writeBuffer(svm: LiteSVM, authority: KeyPairSigner, program: Uint8Array) {
   const buffer = await generateKeyPairSigner();
-  const programAccount = await generateKeyPairSigner();
-  const bufferSize = BigInt(BUFFER_METADATA + program.length);
-  const ok = (r: Awaited<ReturnType<typeof send>>) => assert.ok(!('err' in r), r.toString());
+  const bufferSize = BigInt(BUFFER_HEADER_BYTES + program.length);
   ok(
-    await send(svm, deployer, [
+    await send(svm, authority, [
       getCreateAccountInstruction({
-        payer: deployer,
+        payer: authority,
         newAccount: buffer,
         lamports: svm.minimumBalanceForRentExemption(bufferSize),
         space: bufferSize,
         programAddress: LOADER,
       }),
-      loaderInstruction(
-        [
-          { address: buffer.address, role: AccountRole.WRITABLE },
-          { address: deployer.address, role: AccountRole.READONLY },
-        ],
-        u32(0),
-      ),
+      getInitializeBufferInstruction({ buffer: buffer.address, authority: authority.address }),
     ]),
   );
   for (let offset = 0; offset < program.length; offset += WRITE_CHUNK) {
     const bytes = program.subarray(offset, offset + WRITE_CHUNK);
     ok(
-      await send(svm, deployer, [
-        loaderInstruction(
-          [
-            { address: buffer.address, role: AccountRole.WRITABLE },
-            { address: deployer.address, role: AccountRole.READONLY_SIGNER, signer: deployer },
-          ],
-          concat(u32(1), u32(offset), u64(BigInt(bytes.length)), bytes),
-        ),
-      ]),
+      await send(svm, authority, [getWriteInstruction({ buffer: buffer.address, authority, offset, bytes })]),
     );
   }
-  const [programData] = await getProgramDerivedAddress({
-    programAddress: LOADER,
-    seeds: [getAddressEncoder().encode(programAccount.address)],
-  });
+  return buffer.address;
+}
+
+async function deploy(svm: LiteSVM, deployer: KeyPairSigner, program: Uint8Array) {
+  const buffer = await writeBuffer(svm, deployer, program);
+  const programAccount = await generateKeyPairSigner();
+  const programData = await findProgramDataAddress(programAccount.address);
   ok(
     await send(svm, deployer, [
       getCreateAccountInstruction({
         payer: deployer,
         newAccount: programAccount,
-        lamports: svm.minimumBalanceForRentExemption(36n),
-        space: 36,
+        lamports: svm.minimumBalanceForRentExemption(BigInt(PROGRAM_ACCOUNT_BYTES)),
+        space: PROGRAM_ACCOUNT_BYTES,
         programAddress: LOADER,
       }),
-      loaderInstruction(
-        [
-          { address: deployer.address, role: AccountRole.WRITABLE_SIGNER, signer: deployer },
-          { address: programData, role: AccountRole.WRITABLE },
-          { address: programAccount.address, role: AccountRole.WRITABLE },
-          { address: buffer.address, role: AccountRole.WRITABLE },
-          { address: RENT_SYSVAR, role: AccountRole.READONLY },
-          { address: CLOCK_SYSVAR, role: AccountRole.READONLY },
-          { address: SYSTEM_PROGRAM_ADDRESS, role: AccountRole.READONLY },
-          { address: deployer.address, role: AccountRole.READONLY_SIGNER, signer: deployer },
-        ],
-        concat(u32(2), u64(BigInt(program.length))),
-      ),
+      getDeployWithMaxDataLenInstruction({
+        payer: deployer,
+        programData,
+        program: programAccount.address,
+        buffer,
+        authority: deployer,
+        maxDataLen: BigInt(program.length * 2),
+      }),
     ]),
   );
+  assert.equal(svm.getAccount(buffer).exists, false, 'the deployment closes the buffer');
   // A deployed program becomes callable from the next slot.
   svm.warpToSlot(svm.getClock().slot + 1n);
   return { programAddress: programAccount.address, programData };
@@ -168,4 +155,46 @@ describe('router program through the upgradeable loader', () => {
       assert.equal(svm.getAccount(orchestrator[0]).exists, true);
     });
   }
+
+  test('only the upgrade authority upgrades (v0 to v3); a buffer closes back to its authority', async () => {
+    const svm = new LiteSVM();
+    const [deployer, stranger] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
+    for (const s of [deployer, stranger]) svm.airdrop(s.address, lamports(100_000_000_000n));
+    const [v0, v3] = ROUTER_PROGRAM_VARIANTS.map((v) => new Uint8Array(readFileSync(routerProgramPath(v))));
+    const { programAddress, programData } = await deploy(svm, deployer, v0!);
+    const programBytes = () => existing(svm, programData).data.subarray(PROGRAM_DATA_HEADER_BYTES);
+
+    const strangers = await writeBuffer(svm, stranger, v3!);
+    const upgrade = (authority: KeyPairSigner, buffer: typeof strangers) =>
+      getUpgradeInstruction({
+        programData,
+        program: programAddress,
+        buffer,
+        spill: authority.address,
+        authority,
+      });
+    const refused = await send(svm, stranger, [upgrade(stranger, strangers)]);
+    assert.ok('err' in refused);
+    assert.match(refused.meta().logs().join('\n'), /Incorrect upgrade authority provided/);
+    assert.deepEqual(programBytes().subarray(0, v0!.length), v0);
+
+    const before = svm.getBalance(stranger.address)!;
+    const rent = existing(svm, strangers).lamports;
+    ok(
+      await send(svm, stranger, [
+        getCloseBufferInstruction({ buffer: strangers, recipient: stranger.address, authority: stranger }),
+      ]),
+    );
+    assert.equal(svm.getAccount(strangers).exists, false);
+    assert.equal(svm.getBalance(stranger.address), before + rent - 5_000n);
+
+    const buffer = await writeBuffer(svm, deployer, v3!);
+    ok(await send(svm, deployer, [upgrade(deployer, buffer)]));
+    assert.deepEqual(programBytes().subarray(0, v3!.length), v3);
+    assert.ok(
+      programBytes()
+        .subarray(v3!.length)
+        .every((byte) => byte === 0),
+    );
+  });
 });

@@ -123,6 +123,7 @@ export function workerFor(t: TestApp, options: Partial<WebhookDeliveryWorkerOpti
     log: silentLog,
     random: () => 0.5,
     ...options,
+    worker: options.worker ?? t.worker,
   });
   let closed: Promise<void> | undefined;
   return {

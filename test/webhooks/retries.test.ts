@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { verifyWebhook } from '../../clients/typescript/src/index.ts';
-import { nominalSchedule } from '../../src/domain/webhook-retry.ts';
+import { nominalRetryDelayMs, nominalSchedule } from '../../src/domain/webhook-retry.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { otherWorkerProcess } from '../helpers/database.ts';
 import {
   createTransfer,
   deliveryRows,
@@ -291,11 +292,13 @@ describe('webhook retries', () => {
     await waitForValue(attempted, 2);
     await first.close();
 
-    // A worker that claimed a delivery and died before reporting: its lease keeps others off until it lapses.
+    // Another worker process claims a delivery: while it is alive, no one else takes it (nor the
+    // transfer's later events).
     at(10_000);
+    const other = await otherWorkerProcess(t.database.db);
     const crashed = await t.store.deliveries.claim({
       now: t.clock.now(),
-      leaseMs: 60_000,
+      worker: other.id,
       limit: 1,
       perEndpoint: 10,
       perFailingEndpoint: 1,
@@ -306,8 +309,33 @@ describe('webhook retries', () => {
     await receiver.restart();
     const second = workerFor(t);
     try {
-      assert.equal(await second.runOnce(), 0, 'held by the dead worker and blocked behind it');
-      at(70_000);
+      at(600_000);
+      assert.equal(await second.runOnce(), 0, 'held by a live worker and blocked behind it');
+      // It dies holding the delivery (it says nothing more): the delivery is tried again on the
+      // retry schedule from its attempt, as a failed attempt would be, not after a lease of minutes.
+      at(10_000);
+      await other.die();
+      const [held] = (
+        await t.database.db.query<{ next_attempt_at: Date; attempts: number }>(
+          'SELECT next_attempt_at, attempts FROM webhook_deliveries WHERE id = $1',
+          [crashed[0]!.id],
+        )
+      ).rows;
+      assert.equal(
+        held!.next_attempt_at.getTime() - t.clock.now().getTime(),
+        nominalRetryDelayMs(held!.attempts),
+      );
+      assert.equal(
+        await second.runOnce(),
+        3,
+        "the failing endpoint's one slot is free again: the other transfer's events go",
+      );
+      const { rows: still } = await t.database.db.query<{ attempts: number }>(
+        'SELECT attempts FROM webhook_deliveries WHERE id = $1',
+        [crashed[0]!.id],
+      );
+      assert.equal(still[0]!.attempts, held!.attempts, 'the dead worker’s delivery waits for its retry');
+      t.clock.set(held!.next_attempt_at);
       second.start();
       await waitForValue(async () => eventsOf(receiver).length, 6);
       await waitForValue(

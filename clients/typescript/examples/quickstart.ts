@@ -48,13 +48,13 @@ const quote = await client.createTransfer({
   arrivalSeconds: 60,
 });
 
-// 2. Prepare, sign each transaction with the wallet, send the groups in order, report them (both
-// confirm calls); a blockhash that expires on the way means a fresh bundle from prepare.
+// 2. Prepare, sign each transaction with the wallet, send the groups in order (each landed as the
+// service lands its own: the same bytes sent again until confirmed), report them (both confirm
+// calls); a blockhash that expires on the way means a fresh bundle from prepare.
 const { transfer } = await signAndBroadcastBundle(client, {
   transferId: quote.id,
   signer: wallet,
   rpc,
-  rpcSubscriptions,
 });
 console.log(`transfer ${transfer.id} is ${transfer.status}`);
 
@@ -67,5 +67,5 @@ console.log(`completed at ${done.completedAt}`);
 
 // 4. The route's accounts still hold their rent, and the keeper what it did not spend: the wallet
 // signs the reclaim bundle and gets it back (the estimate's refundableLamports).
-const reclaimed = await reclaimRent(client, { transferId: quote.id, signer: wallet, rpc, rpcSubscriptions });
+const reclaimed = await reclaimRent(client, { transferId: quote.id, signer: wallet, rpc });
 console.log(`transfer ${reclaimed.transfer.id} is ${reclaimed.transfer.phase}`);

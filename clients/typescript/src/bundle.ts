@@ -2,23 +2,12 @@ import {
   assertIsSendableTransaction,
   assertIsTransactionWithinSizeLimit,
   blockhash,
-  type Commitment,
-  type GetEpochInfoApi,
-  type GetSignatureStatusesApi,
+  getBase64EncodedWireTransaction,
   getBase64Encoder,
   getSignatureFromTransaction,
   getTransactionDecoder,
-  isSolanaError,
   type Rpc,
-  type RpcSubscriptions,
-  type SendTransactionApi,
   type Signature,
-  type SignatureNotificationsApi,
-  type SlotNotificationsApi,
-  SOLANA_ERROR__BLOCK_HEIGHT_EXCEEDED,
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
-  SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
-  sendAndConfirmTransactionFactory,
   type TransactionPartialSigner,
 } from '@solana/kit';
 import type {
@@ -28,6 +17,8 @@ import type {
   Transfer,
   TransferRouterClient,
 } from './client.ts';
+import { isLandingError } from './landing-error.ts';
+import { type LandingRpcApi, type LandOptions, landSigned } from './send.ts';
 
 /** The groups of a prepared bundle, in the order they are broadcast. */
 export type BundleGroup = 'keeperFunding' | 'routeInit' | 'orchestratorInit' | 'sessionInit';
@@ -45,19 +36,15 @@ export type BroadcastProgress =
   /** Every signature is reported (the final confirm-broadcast call). */
   | { kind: 'reported'; transfer: Transfer };
 
-/** The RPC a wallet needs to send a bundle's transactions and wait for their confirmation. */
+/** The RPC a wallet needs to send a bundle's transactions and follow them until they land. */
 export interface BroadcastRpc {
-  rpc: Rpc<GetEpochInfoApi & GetSignatureStatusesApi & SendTransactionApi>;
-  rpcSubscriptions: RpcSubscriptions<SignatureNotificationsApi & SlotNotificationsApi>;
+  rpc: Rpc<LandingRpcApi>;
 }
 
 /** What signing and sending a bundle's transactions takes, whatever the bundle. */
-export interface BundleSenderOptions extends BroadcastRpc {
+export interface BundleSenderOptions extends BroadcastRpc, LandOptions {
   /** The transfer's `sourceOwner`: the only signature each transaction lacks. */
   signer: TransactionPartialSigner;
-  /** Commitment each transaction is confirmed at before the next is sent (default `confirmed`). */
-  commitment?: Commitment;
-  signal?: AbortSignal;
 }
 
 /** The blockhash a bundle's transactions carry and the last block height they can land at. */
@@ -68,22 +55,18 @@ export interface BundleLifetime {
 
 /**
  * Signs one transaction of a bundle as it is with the source's signer (the service's own
- * signatures stay), sends it and waits for its confirmation; answers its signature.
+ * signatures stay, and so does every byte the service built: its compute budget comes first,
+ * sized by the service) and lands it: the same signed bytes sent again every 2 s until confirmed.
+ * Answers its signature; throws a {@link LandingError} when it did not land.
  */
 export function createBundleSender(options: BundleSenderOptions) {
   const { signer } = options;
-  const sendAndConfirm = sendAndConfirmTransactionFactory({
-    rpc: options.rpc,
-    rpcSubscriptions: options.rpcSubscriptions,
-  } as Parameters<typeof sendAndConfirmTransactionFactory>[0]);
   return async (bundle: BundleLifetime, base64: string): Promise<Signature> => {
+    const lastValidBlockHeight = BigInt(bundle.lastValidBlockHeight);
     const transaction = {
       ...getTransactionDecoder().decode(getBase64Encoder().encode(base64)),
       // The wire format does not say when the blockhash expires; the bundle does.
-      lifetimeConstraint: {
-        blockhash: blockhash(bundle.recentBlockhash),
-        lastValidBlockHeight: BigInt(bundle.lastValidBlockHeight),
-      },
+      lifetimeConstraint: { blockhash: blockhash(bundle.recentBlockhash), lastValidBlockHeight },
     };
     if (!(signer.address in transaction.signatures)) {
       throw new Error(
@@ -94,11 +77,15 @@ export function createBundleSender(options: BundleSenderOptions) {
     const [signatures] = await signer.signTransactions([transaction], { abortSignal: options.signal });
     const signed = { ...transaction, signatures: { ...transaction.signatures, ...signatures } };
     assertIsSendableTransaction(signed);
-    await sendAndConfirm(signed, {
-      commitment: options.commitment ?? 'confirmed',
-      ...(options.signal ? { abortSignal: options.signal } : {}),
-    });
-    return getSignatureFromTransaction(signed);
+    return landSigned(
+      options.rpc,
+      {
+        base64: getBase64EncodedWireTransaction(signed),
+        signature: getSignatureFromTransaction(signed),
+        validUntil: lastValidBlockHeight,
+      },
+      options,
+    );
   };
 }
 
@@ -117,16 +104,6 @@ export interface BroadcastResult {
   transfer: Transfer;
   /** Everything that landed, from every bundle, as reported. */
   signatures: ConfirmBroadcastRequest;
-}
-
-/** Whether a send or confirmation failed because the transaction's blockhash is too old. */
-export function isBlockhashExpired(error: unknown): boolean {
-  if (isSolanaError(error, SOLANA_ERROR__BLOCK_HEIGHT_EXCEEDED)) return true;
-  if (isSolanaError(error, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return true;
-  return (
-    isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE) &&
-    isSolanaError(error.cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
-  );
 }
 
 /** A bundle's transactions in broadcast order. */
@@ -181,7 +158,7 @@ export async function signAndBroadcastBundle(
         try {
           signature = await signSendConfirm(bundle, transaction);
         } catch (error) {
-          if (isBlockhashExpired(error)) throw new BlockhashExpired(group, error);
+          if (isLandingError(error, 'expired')) throw new BlockhashExpired(group, error);
           throw error;
         }
         if (group === 'keeperFunding') reported.keeperFundingSignature = signature;

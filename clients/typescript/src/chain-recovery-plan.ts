@@ -9,10 +9,6 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   type TransactionSigner,
 } from '@solana/kit';
-import {
-  getSetComputeUnitLimitInstruction,
-  getSetComputeUnitPriceInstruction,
-} from '@solana-program/compute-budget';
 import { getCreateAccountInstruction } from '@solana-program/system';
 import {
   getCloseAccountInstruction,
@@ -21,6 +17,7 @@ import {
   getTokenSize,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import { computeBudgetInstructions } from './landing/index.ts';
 import {
   type ChainRecoveryKind,
   getRecoveryInstruction,
@@ -54,8 +51,12 @@ export interface RecoveryPlanInput {
   unwrap: { holder: TransactionSigner; rent: bigint } | null;
 }
 
-/** Rough compute units of each part, for when simulation cannot measure a transaction. */
-const FALLBACK_UNITS = { recovery: 40_000, openTokenAccount: 35_000, unwrap: 10_000 } as const;
+/**
+ * Compute units of each part, for when simulation cannot measure a transaction: the service's
+ * figures, measured on the legacy SPL Token program (a `Rescue` or `Reclaim` of 12 accounts used
+ * 55,424), whose token instructions cost far more than p-token's.
+ */
+export const FALLBACK_UNITS = { recovery: 70_000, openTokenAccount: 35_000, unwrap: 10_000 } as const;
 
 /** One planned transaction: its instructions (compute budget excepted) and a fallback compute-unit limit. */
 export interface PlannedTransaction {
@@ -143,12 +144,10 @@ export function recoveryTransactionMessage(input: {
   computeUnits: number;
   computeUnitPrice: bigint | undefined;
 }) {
-  const budget = [
-    getSetComputeUnitLimitInstruction({ units: input.computeUnits }),
-    ...(input.computeUnitPrice
-      ? [getSetComputeUnitPriceInstruction({ microLamports: input.computeUnitPrice })]
-      : []),
-  ];
+  const budget = computeBudgetInstructions({
+    microLamportsPerCu: input.computeUnitPrice ?? 0n,
+    computeUnitLimit: input.computeUnits,
+  });
   return pipe(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(input.signer, message),

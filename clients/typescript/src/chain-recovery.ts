@@ -2,15 +2,12 @@ import {
   type Address,
   address,
   assertIsSendableTransaction,
-  assertIsTransactionWithBlockhashLifetime,
   assertIsTransactionWithinSizeLimit,
   compileTransaction,
   fetchEncodedAccounts,
-  type GetEpochInfoApi,
   type GetLatestBlockhashApi,
   type GetMinimumBalanceForRentExemptionApi,
   type GetMultipleAccountsApi,
-  type GetSignatureStatusesApi,
   type GetTransactionApi,
   generateKeyPairSigner,
   getBase64EncodedWireTransaction,
@@ -20,13 +17,8 @@ import {
   getU64Decoder,
   type MaybeEncodedAccount,
   type Rpc,
-  type RpcSubscriptions,
-  type SendTransactionApi,
   type Signature,
-  type SignatureNotificationsApi,
   type SimulateTransactionApi,
-  type SlotNotificationsApi,
-  sendAndConfirmTransactionFactory,
   signTransactionMessageWithSigners,
   type TransactionPartialSigner,
 } from '@solana/kit';
@@ -37,6 +29,7 @@ import {
   planChainRecovery,
   recoveryTransactionMessage,
 } from './chain-recovery-plan.ts';
+import { computeUnitLimit, MAX_COMPUTE_UNIT_LIMIT } from './landing/index.ts';
 import {
   type ChainRecoveryKind,
   decodeOrchestratorAccount,
@@ -51,6 +44,7 @@ import {
   type RouteAccount,
   type RouteStatus,
 } from './router.ts';
+import { type LandingRpcApi, landSigned } from './send.ts';
 
 /*
  * A source wallet's way out that needs nothing of the service: it reads its route on chain, asks
@@ -65,9 +59,7 @@ export type ChainRecoveryRpc = Rpc<
     GetLatestBlockhashApi &
     SimulateTransactionApi &
     GetTransactionApi &
-    GetEpochInfoApi &
-    GetSignatureStatusesApi &
-    SendTransactionApi
+    LandingRpcApi
 >;
 
 /** A route: its address, or the source wallet and the transfer's id it was derived from. */
@@ -77,13 +69,12 @@ export interface ChainRecoveryOptions {
   /** The route's source wallet: the only key the program accepts; it signs and pays every transaction. */
   signer: TransactionPartialSigner;
   rpc: ChainRecoveryRpc;
-  rpcSubscriptions: RpcSubscriptions<SignatureNotificationsApi & SlotNotificationsApi>;
   /** The router program's address on this cluster. */
   programAddress: Address;
   route: RouteLocator;
   /** A priority fee, in micro-lamports per compute unit (default none). */
   computeUnitPrice?: bigint;
-  /** Commitment each transaction is confirmed at before the next is sent (default `confirmed`). */
+  /** Commitment of the reads, and at which each transaction lands before the next is sent (default `confirmed`). */
   commitment?: 'confirmed' | 'finalized';
   signal?: AbortSignal;
   onProgress?: (progress: ChainRecoveryProgress) => void | Promise<void>;
@@ -144,9 +135,6 @@ const CLOCK_SYSVAR_ADDRESS = address('SysvarC1ock1111111111111111111111111111111
 const CLOCK_UNIX_TIMESTAMP_OFFSET = 32;
 /** Offset of `amount` in an SPL Token account. */
 const TOKEN_AMOUNT_OFFSET = 64;
-
-/** Largest compute-unit limit a transaction may ask for; what a simulation runs with. */
-const MAX_COMPUTE_UNITS = 1_400_000;
 
 /** The route account as read, with the chain's clock at the read. */
 interface RouteRead {
@@ -263,8 +251,9 @@ async function simulatedUnits(
 }
 
 /**
- * Signs one planned transaction with the source (and the fresh account it opens), sends it, waits
- * for its confirmation and reads what it gave the source from its metadata.
+ * Signs one planned transaction with the source (and the fresh account it opens), its compute
+ * budget first and its limit from simulating it; lands it (sent again until confirmed, or a
+ * `LandingError`) and reads what it gave the source from its metadata.
  */
 async function sendPlanned(
   options: ChainRecoveryOptions,
@@ -283,20 +272,22 @@ async function sendPlanned(
       computeUnits,
       computeUnitPrice: options.computeUnitPrice,
     });
-  const probe = messageWith(MAX_COMPUTE_UNITS);
+  const probe = messageWith(MAX_COMPUTE_UNIT_LIMIT);
   // Checked before the wallet is asked: the limit's size does not depend on its value.
   assertIsTransactionWithinSizeLimit(compileTransaction(probe));
-  const simulated = await simulatedUnits(options, probe);
   // A failing simulation leaves the verdict to the send: its preflight answers the program's error.
-  const computeUnits = simulated === null ? planned.fallbackUnits : Math.ceil(simulated * 1.1) + 1_000;
-  const signed = await signTransactionMessageWithSigners(messageWith(computeUnits), call);
+  const units = computeUnitLimit(await simulatedUnits(options, probe), planned.fallbackUnits);
+  const signed = await signTransactionMessageWithSigners(messageWith(units), call);
   assertIsSendableTransaction(signed);
-  assertIsTransactionWithBlockhashLifetime(signed);
-  await sendAndConfirmTransactionFactory({
-    rpc: options.rpc,
-    rpcSubscriptions: options.rpcSubscriptions,
-  } as Parameters<typeof sendAndConfirmTransactionFactory>[0])(signed, { commitment, ...call });
-  const signature = getSignatureFromTransaction(signed);
+  const signature = await landSigned(
+    rpc,
+    {
+      base64: getBase64EncodedWireTransaction(signed),
+      signature: getSignatureFromTransaction(signed),
+      validUntil: lifetime.lastValidBlockHeight,
+    },
+    { commitment, signal },
+  );
   return { signature, ...(await landed(options, routeAddress, signature)) };
 }
 
@@ -374,10 +365,13 @@ async function recoverFromChain(
  * `active` past its deadline), every token goes back to the source's token account (opened when
  * missing; native SOL arrives unwrapped) with the flat fee, any screening deposit and the rent of
  * every route account, the orchestrator config's too when no other route of the source is open.
- * Signs each transaction with the source, sends them in order, each confirmed before the next.
- * Throws a {@link ChainRecoveryError} when the program would refuse (`before_deadline` names the
- * deadline); answers `status: 'closed'` and no transaction when nothing is left. The keeper's
- * leftover stays behind: only the service can sign it away.
+ * Signs each transaction with the source, its compute budget first and its limit from simulating
+ * it, and lands them in order as the service lands its own (the same bytes sent again every 2 s),
+ * each confirmed before the next. Throws a {@link ChainRecoveryError} when the program would
+ * refuse (`before_deadline` names the deadline), a `LandingError` when a transaction did not land
+ * (refused in preflight, failed, or expired: run again for what is left); answers
+ * `status: 'closed'` and no transaction when nothing is left. The keeper's leftover stays behind:
+ * only the service can sign it away.
  */
 export function rescueFromChain(options: ChainRecoveryOptions): Promise<ChainRecoveryResult> {
   return recoverFromChain('rescue', options);

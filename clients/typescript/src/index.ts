@@ -5,7 +5,6 @@ export {
   type BundleGroup,
   type BundleLifetime,
   type BundleSenderOptions,
-  isBlockhashExpired,
   type SignAndBroadcastOptions,
   signAndBroadcastBundle,
 } from './bundle.ts';
@@ -54,6 +53,7 @@ export {
   type UsageSummary,
   type WebhookEndpoint,
 } from './client.ts';
+export { isLandingError, LandingError, type LandingErrorCode } from './landing-error.ts';
 export type { components, operations, paths } from './openapi.ts';
 export {
   type RecoveryKind,
@@ -70,6 +70,7 @@ export {
   type RouteAccount,
   type RouteStatus,
 } from './router.ts';
+export type { LandingRpcApi, LandOptions } from './send.ts';
 export { TransferWaitError, type WaitForTransferOptions, waitForTransfer } from './wait.ts';
 export {
   createWebhookReceiver,

@@ -1,21 +1,12 @@
-import {
-  isSolanaError,
-  type Signature,
-  SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
-} from '@solana/kit';
-import {
-  type BundleLifetime,
-  type BundleSenderOptions,
-  createBundleSender,
-  isBlockhashExpired,
-} from './bundle.ts';
+import type { Signature } from '@solana/kit';
+import { type BundleLifetime, type BundleSenderOptions, createBundleSender } from './bundle.ts';
 import {
   type CallOptions,
   isTransferRouterError,
   type Transfer,
   type TransferRouterClient,
 } from './client.ts';
+import { isLandingError } from './landing-error.ts';
 
 /** Which recovery: `rescue` (a route that cannot finish) or `reclaim` (the rent of one that ended). */
 export type RecoveryKind = 'rescue' | 'reclaim';
@@ -55,17 +46,12 @@ export interface RecoveryResult {
   signatures: Signature[];
 }
 
-/** Whether a recovery transaction failed because the chain moved on since its bundle was prepared. */
+/** Whether a recovery transaction could not land because the chain moved on since its bundle was prepared. */
 function staleReason(error: unknown): 'blockhash_expired' | 'chain_changed' | undefined {
-  if (isBlockhashExpired(error)) return 'blockhash_expired';
-  // The simulation before sending, or the transaction itself, was refused by a program: the
-  // accounts it closes no longer hold what the bundle was built for.
-  if (
-    isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE) ||
-    isSolanaError(error, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)
-  ) {
-    return 'chain_changed';
-  }
+  if (isLandingError(error, 'expired')) return 'blockhash_expired';
+  // Refused in preflight, or landed and failed: the accounts it closes no longer hold what the
+  // bundle was built for.
+  if (isLandingError(error, 'refused', 'failed')) return 'chain_changed';
   return undefined;
 }
 

@@ -140,11 +140,17 @@ export function describeRouterFailure(code: number): string {
   return token ? `SPL Token: ${token}` : `custom program error ${code}`;
 }
 
-/** A transaction's error in words, naming the router's (or SPL Token's) error when it is one. */
-export function describeTransactionError(error: TransactionError | undefined): string {
+/** The custom program error (the router's, or SPL Token's) a transaction failed with, if any. */
+export function customErrorCode(error: TransactionError | undefined): number | undefined {
   const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
   const custom = (failed as { Custom?: number | bigint } | undefined)?.Custom;
-  if (custom !== undefined) return describeRouterFailure(Number(custom));
+  return custom === undefined ? undefined : Number(custom);
+}
+
+/** A transaction's error in words, naming the router's (or SPL Token's) error when it is one. */
+export function describeTransactionError(error: TransactionError | undefined): string {
+  const custom = customErrorCode(error);
+  if (custom !== undefined) return describeRouterFailure(custom);
   return JSON.stringify(error ?? 'unknown error', (_, value) =>
     typeof value === 'bigint' ? value.toString() : value,
   );

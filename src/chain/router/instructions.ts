@@ -7,11 +7,7 @@
  * One module per family of instructions, under instructions/; this one names them all.
  */
 
-export {
-  BPF_LOADER_UPGRADEABLE_ADDRESS,
-  getInitConfigInstruction,
-  getUpdateConfigInstruction,
-} from './instructions/config.ts';
+export { getInitConfigInstruction, getUpdateConfigInstruction } from './instructions/config.ts';
 export {
   getAddHopsInstruction,
   getCreateRouteInstruction,

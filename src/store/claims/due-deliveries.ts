@@ -1,3 +1,4 @@
+import { nominalRetryDelayMs } from '../../domain/webhook-retry.ts';
 import type { Db } from '../db.ts';
 import type { DeliveryTrigger } from '../deliveries/event-deliveries.ts';
 import type { SealedSecrets, SigningSecrets } from '../deliveries/signing.ts';
@@ -23,11 +24,12 @@ export interface ClaimedDelivery {
 /**
  * How much to claim: up to `limit` due deliveries from up to `maxEndpoints` endpoints, at most
  * `perEndpoint` in flight per endpoint across all workers (`perFailingEndpoint` while it is
- * failing), leased until `now + leaseMs`.
+ * failing), held by the worker process `worker` while it is alive.
  */
 export interface DueDeliveriesClaim {
   now: Date;
-  leaseMs: number;
+  /** The claiming worker process (src/store/worker-processes.ts). */
+  worker: string;
   limit: number;
   perEndpoint: number;
   perFailingEndpoint: number;
@@ -36,10 +38,11 @@ export interface DueDeliveriesClaim {
 
 /**
  * The webhook delivery worker's claim (src/workers/webhook-delivery.ts, through the delivery
- * store's `claim`): due deliveries, each with what it takes to sign and send it at `now`. The claim
- * is a lease: each delivery's attempt is counted, it gets a new `lease_token`, and its
- * `next_attempt_at` becomes `now + leaseMs`. The worker's `record` of the attempt, which must name
- * the token, ends the lease; a delivery whose worker died is due again when the lease lapses.
+ * store's `claim`): due deliveries, each with what it takes to sign and send it at `now`. Each
+ * delivery's attempt is counted, it gets a new `lease_token` and names its worker, and its
+ * `next_attempt_at` becomes the time of the next attempt should this one fail (the retry
+ * schedule, without jitter). The worker's `record` of the attempt, which must name the token, ends
+ * the claim; a delivery whose worker died is due again then, as if the attempt had failed.
  */
 export async function claimDueDeliveries(
   db: Db,
@@ -48,11 +51,12 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimRow>(CLAIM_SQL, [
     input.now,
-    new Date(input.now.getTime() + input.leaseMs),
+    input.worker,
     input.perEndpoint,
     input.perFailingEndpoint,
     input.maxEndpoints,
     input.limit,
+    RETRY_DELAYS_MS,
   ]);
   return rows.map((row) => ({
     id: Number(row.id),
@@ -69,6 +73,9 @@ export async function claimDueDeliveries(
   }));
 }
 
+/** The retry schedule's delay after each failed attempt (1-based in SQL); the last one repeats. */
+const RETRY_DELAYS_MS = Array.from({ length: 32 }, (_, index) => nominalRetryDelayMs(index + 1));
+
 type ClaimRow = SealedSecrets & {
   id: string;
   lease_token: string;
@@ -82,14 +89,20 @@ type ClaimRow = SealedSecrets & {
   retry_until: Date;
 };
 
+/** The delivery is held by no live worker. */
+const FREE = (delivery: string) =>
+  `(${delivery}.lease_token IS NULL OR ${delivery}.claimed_by IS NULL
+    OR ${delivery}.claimed_by NOT IN (SELECT id FROM live_workers))`;
+
 /**
  * Claims due deliveries for one worker. Endpoints with free slots are taken first, each locked
  * with SKIP LOCKED so that two workers do not fill one endpoint's slots at once (the per-endpoint
  * cap holds across workers, give or take a claim racing another's commit, since the count is read
  * from the statement's snapshot); then, per endpoint, up to its free slots of due deliveries, oldest due first,
- * skipping any whose transfer has an earlier event still pending to that endpoint. A claim sets a
- * lease: `next_attempt_at` becomes the lease expiry, so a delivery whose worker died is due again
- * when the lease lapses, and the result is only recorded with the claim's `lease_token`.
+ * skipping any whose transfer has an earlier event still pending to that endpoint, and any that a
+ * live worker holds. A claim names its worker (`claimed_by`) and sets `next_attempt_at` to when the
+ * delivery is due again should that worker die holding it; the result is only recorded with the
+ * claim's `lease_token`. A held delivery takes an endpoint's slot only while its worker lives.
  * An endpoint that is failing gets one request at a time until it answers again.
  */
 const CLAIM_SQL = `
@@ -101,13 +114,14 @@ WITH candidate AS (
      SELECT CASE WHEN endpoint.failing_since IS NULL THEN $3::int ELSE $4::int END
               - (SELECT count(*)::int FROM webhook_deliveries busy
                   WHERE busy.endpoint_id = endpoint.id AND busy.status = 'pending'
-                    AND busy.lease_token IS NOT NULL AND busy.next_attempt_at > $1) AS free
+                    AND busy.lease_token IS NOT NULL AND busy.claimed_by IN (SELECT id FROM live_workers)) AS free
    ) AS slots
    WHERE endpoint.is_active AND endpoint.deleted_at IS NULL
      -- Endpoints at their cap are left out, so busy endpoints never crowd out the others.
      AND slots.free > 0
      AND EXISTS (SELECT 1 FROM webhook_deliveries due
-                  WHERE due.endpoint_id = endpoint.id AND due.status = 'pending' AND due.next_attempt_at <= $1)
+                  WHERE due.endpoint_id = endpoint.id AND due.status = 'pending' AND due.next_attempt_at <= $1
+                    AND ${FREE('due')})
    ORDER BY (SELECT min(due.next_attempt_at) FROM webhook_deliveries due
               WHERE due.endpoint_id = endpoint.id AND due.status = 'pending'), endpoint.id
    LIMIT $5
@@ -118,6 +132,7 @@ WITH candidate AS (
    CROSS JOIN LATERAL (
      SELECT due.id FROM webhook_deliveries due
       WHERE due.endpoint_id = candidate.id AND due.status = 'pending' AND due.next_attempt_at <= $1
+        AND ${FREE('due')}
         -- OFFSET 0 keeps this a per-row probe of the ordering index; as an anti-join the planner
         -- may scan every pending delivery of the endpoint instead.
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries earlier
@@ -132,7 +147,11 @@ WITH candidate AS (
    LIMIT $6
 ), claimed AS (
   UPDATE webhook_deliveries delivery
-     SET attempts = delivery.attempts + 1, lease_token = gen_random_uuid(), next_attempt_at = $2
+     SET attempts = delivery.attempts + 1, lease_token = gen_random_uuid(), claimed_by = $2,
+         next_attempt_at = least(
+           $1::timestamptz + ($7::float8[])[least(delivery.attempts + 1, cardinality($7::float8[]))]
+             * interval '1 millisecond',
+           delivery.retry_until)
     FROM picked WHERE delivery.id = picked.id
   RETURNING delivery.id, delivery.endpoint_id, delivery.event_id, delivery.lease_token, delivery.trigger,
             delivery.attempts, delivery.retry_until

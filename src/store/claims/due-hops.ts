@@ -33,30 +33,33 @@ type ClaimRow = TransferRow & {
   hop_attempts: number;
 };
 
+/** What a claim of due routes takes: the chain's time, this process's, the claiming worker and how many at most. */
+export interface DueHopsClaim {
+  chainNow: bigint;
+  now: Date;
+  /** The claiming worker process (src/store/worker-processes.ts). */
+  worker: string;
+  limit: number;
+}
+
 /**
  * The keeper's claim (src/workers/keeper.ts, through the hop store's `claimDue`): up to `limit`
  * routes taken over (status `processing`) whose keeper work is due at the chain's time `chainNow`,
- * oldest due first, that no live claim holds and no backoff delays. Each gets a new claim token,
- * held until `now + leaseMs`: the worker gives the route back (`release`) or records its hop, and
- * a worker that dies loses the route when the lease lapses; every later write of a worker names
- * its token, so one whose claim was taken over changes nothing.
+ * oldest due first, that no live worker holds and no backoff delays. Each gets a new claim token
+ * and names its `worker`: the worker gives the route back (`release`) or records its hop, and the
+ * route is free again seconds after a worker that holds it dies (`live_workers`); every later
+ * write of a worker names its token, so one whose claim was taken over changes nothing.
  */
-export async function claimDueHops(
-  db: Db,
-  secrets: SecretBox,
-  input: { chainNow: bigint; now: Date; leaseMs: number; limit: number },
-): Promise<ClaimedRoute[]> {
+export async function claimDueHops(db: Db, secrets: SecretBox, input: DueHopsClaim): Promise<ClaimedRoute[]> {
   const { rows } = await db.query<ClaimRow>(
-    `UPDATE transfers
-        SET keeper_claim = gen_random_uuid(),
-            keeper_claimed_until = $2::timestamptz + $3 * interval '1 millisecond'
+    `UPDATE transfers SET keeper_claim = gen_random_uuid(), keeper_claimed_by = $3
       WHERE id IN (SELECT id FROM transfers
                     WHERE status = 'processing' AND keeper_due_at <= $1
-                      AND (keeper_claimed_until IS NULL OR keeper_claimed_until < $2)
+                      AND (keeper_claimed_by IS NULL OR keeper_claimed_by NOT IN (SELECT id FROM live_workers))
                       AND (keeper_retry_at IS NULL OR keeper_retry_at <= $2)
                     ORDER BY keeper_due_at LIMIT $4 FOR UPDATE SKIP LOCKED)
       RETURNING *`,
-    [input.chainNow.toString(), input.now, input.leaseMs, input.limit],
+    [input.chainNow.toString(), input.now, input.worker, input.limit],
   );
   return rows.map((row) => ({
     transfer: toTransfer(row),

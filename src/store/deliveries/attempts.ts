@@ -126,7 +126,7 @@ export async function listAttempts(
 
 /**
  * Records a batch of attempts in one statement: the log rows, each delivery's new state (only
- * while the recording worker still holds its lease), and each endpoint's failure tracking. An
+ * while the recording worker still holds its claim), and each endpoint's failure tracking. An
  * endpoint is disabled when a delivery to it gave up and it has had no success for the whole
  * retry window. Returns the endpoints disabled.
  */
@@ -142,6 +142,7 @@ WITH result AS (
      SET status = CASE result.outcome WHEN 'retry' THEN 'pending' ELSE result.outcome END,
          next_attempt_at = coalesce(result.next_attempt_at, delivery.next_attempt_at),
          lease_token = NULL,
+         claimed_by = NULL,
          last_attempt_at = result.attempted_at,
          last_status_code = result.status_code,
          last_error = result.error,

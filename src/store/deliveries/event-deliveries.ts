@@ -181,9 +181,9 @@ async function requeue(
      SELECT $1, endpoint_id, $2, $3, 'resend', $4, $5, $4 FROM unnest($6::bigint[]) AS target(endpoint_id)
      ON CONFLICT (event_id, endpoint_id) DO UPDATE
         SET status = 'pending', trigger = 'resend', attempts = 0, next_attempt_at = $4, retry_until = $5,
-            lease_token = NULL, completed_at = NULL
+            lease_token = NULL, claimed_by = NULL, completed_at = NULL
       WHERE NOT (delivery.status = 'pending' AND delivery.lease_token IS NOT NULL
-                 AND delivery.next_attempt_at > $4)`,
+                 AND delivery.claimed_by IN (SELECT id FROM live_workers))`,
     [
       event.id,
       event.transfer_id,

@@ -2,7 +2,6 @@
 // updates by its admin.
 import {
   type Address,
-  address,
   getStructEncoder,
   getU64Encoder,
   type Instruction,
@@ -21,8 +20,6 @@ import {
   u8,
   writable,
 } from './encoding.ts';
-
-export const BPF_LOADER_UPGRADEABLE_ADDRESS = address('BPFLoaderUpgradeab1e11111111111111111111111');
 
 const initConfigEncoder = getStructEncoder([
   ['tag', u8],

@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Address, Signature } from '@solana/kit';
+import { tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
+import { createRpcChain } from '../../src/chain/rpc-chain.ts';
+import type { Chain } from '../../src/chain/types.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+/** The package's `local-chain` command, as `npm run localnet` runs it. */
+const LOCAL_CHAIN_COMMAND = join(ROOT, 'node_modules', '.bin', 'local-chain');
+
+/** The local chain in a process of its own, as `npm run localnet` runs it. */
+export interface ChainProcess {
+  rpcUrl: string;
+  wsUrl: string;
+  child: ChildProcess;
+  /** The service's chain client on its endpoint. */
+  chain: Chain;
+  /** A raw JSON-RPC call (the cheat methods too); throws on an error answer. */
+  rpc<T = unknown>(method: string, params: unknown[]): Promise<T>;
+  /** Sends SOL from the faucet. */
+  airdrop(address: Address, lamports: bigint): Promise<Signature>;
+  /** Moves the chain's clock forward to `ms` (unix milliseconds). */
+  travelTo(ms: number): Promise<void>;
+  /** Stops it (SIGTERM) and resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `local-chain` on free ports, in memory, on the Token program LOCAL_CHAIN_TOKEN_PROGRAM
+ * names, with `programs` deployed (upgradeable by `upgradeAuthority`); resolves once it is ready.
+ */
+export async function startChainProcess(
+  options: { programs?: { programId: Address; path: string }[]; upgradeAuthority?: Address } = {},
+): Promise<ChainProcess> {
+  const args = ['--port', '0', '--ephemeral', '--quiet', '--token-program', tokenProgramFromEnv()];
+  for (const { programId, path } of options.programs ?? []) args.push('--program', `${programId}=${path}`);
+  if (options.upgradeAuthority) args.push('--upgrade-authority', options.upgradeAuthority);
+  const child = spawn(process.execPath, [LOCAL_CHAIN_COMMAND, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const { rpcUrl, wsUrl } = await new Promise<{ rpcUrl: string; wsUrl: string }>((resolve, reject) => {
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        output.push(line);
+        const ready = /^localnet ready rpcUrl=(\S+) wsUrl=(\S+)/.exec(line);
+        if (ready) resolve({ rpcUrl: ready[1]!, wsUrl: ready[2]! });
+      });
+    }
+    void exited.then(() =>
+      reject(new Error(`local-chain exited before it was ready:\n${output.join('\n')}`)),
+    );
+  });
+  const rpc = async <T>(method: string, params: unknown[]): Promise<T> => {
+    const response = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    const body = (await response.json()) as { result?: T; error?: unknown };
+    if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+    return body.result as T;
+  };
+  return {
+    rpcUrl,
+    wsUrl,
+    child,
+    chain: createRpcChain({ rpcUrl }),
+    rpc,
+    airdrop: (address, lamports) => rpc<Signature>('requestAirdrop', [address, Number(lamports)]),
+    travelTo: (ms) => rpc<void>('surfnet_timeTravel', [{ absoluteTimestamp: ms }]),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
