@@ -42,8 +42,9 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 const HOPS = [3, 10] as const;
 const TARGET = 1.5;
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString('hex')}`;
-/** The floor the service is started with, so that the baseline prices its transactions alike. */
+/** The floor and hop budget the service is started with, so that the baseline prices its transactions alike. */
 const PRIORITY_FEE_FLOOR = 1_000n;
+const HOP_PRIORITY_BUDGET_MULTIPLIER = 8;
 
 const database = await createTestDatabase({ poolSize: 2 });
 // Workers stopped: the deployment reconciler would otherwise read the chain for every prepared
@@ -55,6 +56,7 @@ const service = await startServiceProcess({
   LOG_LEVEL: 'info',
   WORKERS_ENABLED: 'false',
   PRIORITY_FEE_MICROLAMPORTS_PER_CU: String(PRIORITY_FEE_FLOOR),
+  HOP_PRIORITY_BUDGET_MULTIPLIER: String(HOP_PRIORITY_BUDGET_MULTIPLIER),
   // Where the service's time goes: a CPU profile of the whole run, written when it stops.
   ...(process.env.BENCH_CPU_PROF_DIR
     ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}` }
@@ -137,6 +139,7 @@ try {
     routeGraceSeconds: status.settings.routeGraceSeconds,
     priorityFeeFloor: PRIORITY_FEE_FLOOR,
     priorityFeeCap: BigInt(status.settings.priorityFeeCapMicroLamportsPerCu),
+    hopPriorityBudgetMultiplier: HOP_PRIORITY_BUDGET_MULTIPLIER,
   });
 
   // A USDC-like mint, set on chain as surfnet_setAccount does it.

@@ -50,6 +50,7 @@ test('defaults describe a local service on embedded stores', () => {
     screeningRequired: false,
     routeGraceSeconds: 3600,
     priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+    hopPriorityBudgetMultiplier: 8,
   });
 });
 
@@ -253,7 +254,7 @@ test('platform keys: required with RPC_URL, all three or none, a JSON array or a
   }
 });
 
-test('route settings: SCREENING, ROUTE_GRACE_SECONDS and the priority fee cap', () => {
+test('route settings: SCREENING, ROUTE_GRACE_SECONDS, the priority fee cap and the hops’ budget multiplier', () => {
   const config = loadConfig({
     SCREENING: 'on',
     SCREENING_DENYLIST:
@@ -261,12 +262,14 @@ test('route settings: SCREENING, ROUTE_GRACE_SECONDS and the priority fee cap', 
     ROUTE_GRACE_SECONDS: '600',
     PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: '50000',
     PRIORITY_FEE_MICROLAMPORTS_PER_CU: '50000',
+    HOP_PRIORITY_BUDGET_MULTIPLIER: '20',
   });
   assert.deepEqual(config.platform.settings, {
     cluster: 'localnet',
     screeningRequired: true,
     routeGraceSeconds: 600,
     priorityFeeCapMicroLamportsPerCu: 50_000n,
+    hopPriorityBudgetMultiplier: 20,
   });
   const { env } = platformKeySettings();
   assert.equal(
@@ -284,6 +287,11 @@ test('route settings: SCREENING, ROUTE_GRACE_SECONDS and the priority fee cap', 
     /SCREENING is on: set SCREENING_URL \(with SCREENING_API_KEY\) for the screening API, or SCREENING_DENYLIST/,
   );
   assert.throws(() => loadConfig({ ROUTE_GRACE_SECONDS: '10' }), /ROUTE_GRACE_SECONDS/);
+  assert.throws(() => loadConfig({ HOP_PRIORITY_BUDGET_MULTIPLIER: '0' }), /HOP_PRIORITY_BUDGET_MULTIPLIER/);
+  assert.throws(
+    () => loadConfig({ HOP_PRIORITY_BUDGET_MULTIPLIER: '1.5' }),
+    /HOP_PRIORITY_BUDGET_MULTIPLIER/,
+  );
   assert.throws(
     () => loadConfig({ PRIORITY_FEE_MICROLAMPORTS_PER_CU: '2000000' }),
     /PRIORITY_FEE_MICROLAMPORTS_PER_CU must not exceed PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU/,

@@ -39,6 +39,9 @@ const redisUrl = optionalString.refine(
 );
 
 const port = z.coerce.number().int().min(0).max(65535);
+/** An integer setting from `min` to `max`; `fallback` when unset. */
+const integer = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 
 const httpUrl = optionalString.refine(
   (value) => value === undefined || /^https?:\/\/[^\s]+$/.test(value),
@@ -138,7 +141,7 @@ const envSchema = z.object({
     (value) => value === undefined || isAddress(value),
     'must be a base58 program address',
   ),
-  PRIORITY_FEE_MICROLAMPORTS_PER_CU: z.coerce.number().int().min(0).max(100_000_000).default(0),
+  PRIORITY_FEE_MICROLAMPORTS_PER_CU: integer(0, 100_000_000, 0),
   // Platform: its keys (required with RPC_URL; generated in DATA_DIR for the embedded chain) and
   // the settings of routes.
   PLATFORM_ADMIN_KEYPAIR: keypairVariable,
@@ -156,13 +159,9 @@ const envSchema = z.object({
         .map((address) => address.trim())
         .filter((address) => address !== ''),
     ),
-  ROUTE_GRACE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(30 * 86_400)
-    .default(3600),
-  PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: z.coerce.number().int().min(0).max(100_000_000).default(1_000_000),
+  ROUTE_GRACE_SECONDS: integer(60, 30 * 86_400, 3600),
+  PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: integer(0, 100_000_000, 1_000_000),
+  HOP_PRIORITY_BUDGET_MULTIPLIER: integer(1, 1_000, 8),
   // Fees (defaults: decisions' schedule).
   FEE_TIERS: jsonVariable(feeScheduleOverridesSchema.shape.tiers),
   FEE_FLAT_LAMPORTS_PER_HOP: optionalString,
@@ -244,6 +243,7 @@ function platformFrom(env: z.infer<typeof envSchema>) {
     screeningRequired: env.SCREENING ? env.SCREENING === 'on' : cluster === 'mainnet',
     routeGraceSeconds: env.ROUTE_GRACE_SECONDS,
     priorityFeeCapMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU),
+    hopPriorityBudgetMultiplier: env.HOP_PRIORITY_BUDGET_MULTIPLIER,
   };
   return {
     /** All three keys when configured (checked by loadConfig); otherwise local mode generates them. */

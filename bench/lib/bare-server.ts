@@ -53,7 +53,14 @@ await app.register(
       mints: createMintLookup(chain),
       prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock: systemClock }),
       feeSchedule: DEFAULT_FEE_SCHEDULE,
-      solCosts: createSolCostEstimator({ chain, priorityFeeMicroLamportsPerCu: 0n }),
+      solCosts: createSolCostEstimator({
+        chain,
+        priorityFees: {
+          floorMicroLamportsPerCu: 0n,
+          capMicroLamportsPerCu: 1_000_000n,
+          hopBudgetMultiplier: 8,
+        },
+      }),
     });
     await bare.register(getTransferEndpoints, {
       transfers: store.transfers,

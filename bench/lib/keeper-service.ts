@@ -135,6 +135,7 @@ async function startChainHere(keys: PlatformKeys) {
       screeningRequired: false,
       routeGraceSeconds: 3600,
       priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+      hopPriorityBudgetMultiplier: 8,
     },
   });
   const local = await startLocalChain({

@@ -40,7 +40,8 @@ import {
   getInitStepsInstruction,
 } from '../../src/chain/router/instructions.ts';
 import { findRouteAddresses } from '../../src/chain/router/pda.ts';
-import { keeperFundingLamports, routeSchedule } from '../../src/domain/route.ts';
+import { hopBudgetPrice, keeperFundingLamports } from '../../src/domain/priority-fees.ts';
+import { routeSchedule } from '../../src/domain/route.ts';
 
 /**
  * What prepare does for the first prepare of a fresh SPL-token route, written directly with
@@ -61,6 +62,7 @@ export interface BaselinePlatform {
   routeGraceSeconds: number;
   priorityFeeFloor: bigint;
   priorityFeeCap: bigint;
+  hopPriorityBudgetMultiplier: number;
 }
 
 /** The terms of a created transfer, as the API answers them. */
@@ -243,7 +245,10 @@ export function createPrepareBaseline(rpcUrl: string, platform: BaselinePlatform
                 hops: transfer.hops,
                 rentExemptMinimum: keeperRent,
                 hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
-                microLamportsPerCu: price,
+                budgetMicroLamportsPerCu: hopBudgetPrice(price, {
+                  capMicroLamportsPerCu: platform.priorityFeeCap,
+                  hopBudgetMultiplier: platform.hopPriorityBudgetMultiplier,
+                }),
               }),
             }),
           ],

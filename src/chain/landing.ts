@@ -85,7 +85,8 @@ export async function landTransaction(
 /**
  * Signs a transaction paid by `payer`, its compute-budget instructions first and its compute-unit
  * limit what simulating it used plus a margin; when the simulation tells nothing (it failed, e.g.
- * a step is not due yet on the node's clock), the limit is `fallbackUnits`.
+ * a step is not due yet on the node's clock), the limit is `fallbackUnits`. The price may depend
+ * on the limit (a budget in lamports divided by it).
  */
 export async function signWithBudget(
   chain: TransactionSimulator,
@@ -93,22 +94,24 @@ export async function signWithBudget(
   input: {
     lifetime: BlockhashLifetime;
     instructions: readonly Instruction[];
-    microLamportsPerCu: bigint;
+    microLamportsPerCu: bigint | ((computeUnitLimit: number) => bigint);
     fallbackUnits: number;
   },
 ): Promise<SignedTransaction> {
-  const { lifetime, instructions, microLamportsPerCu } = input;
+  const { lifetime, instructions } = input;
+  // The price changes nothing the simulation measures; at the simulation's maximal limit it would
+  // only ask the payer for a fee it never pays.
   const simulated = await simulate(chain, {
     feePayer: payer.address,
     instructions,
     version: 0,
     lifetime,
-    microLamportsPerCu,
+    microLamportsPerCu: 0n,
   });
-  const budget = computeBudgetInstructions({
-    microLamportsPerCu,
-    computeUnitLimit: computeUnitLimit(simulated.unitsConsumed, input.fallbackUnits),
-  });
+  const limit = computeUnitLimit(simulated.unitsConsumed, input.fallbackUnits);
+  const microLamportsPerCu =
+    typeof input.microLamportsPerCu === 'bigint' ? input.microLamportsPerCu : input.microLamportsPerCu(limit);
+  const budget = computeBudgetInstructions({ microLamportsPerCu, computeUnitLimit: limit });
   const transaction = await pipe(
     createTransactionMessage({ version: 0 }),
     (message) => setTransactionMessageFeePayerSigner(payer, message),

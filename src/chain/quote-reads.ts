@@ -1,10 +1,15 @@
 import type { Address } from '@solana/kit';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import {
+  hopBudgetPrice,
+  hopPriorityBudgetLamports,
+  type PriorityFeePolicy,
+} from '../domain/priority-fees.ts';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../domain/route.ts';
 import type { SolCosts } from '../domain/sol-costs.ts';
 import { ChainError } from './errors.ts';
 import { isNativeMint } from './router/accounts.ts';
-import { routeFootprint } from './router/footprint.ts';
+import { COMPUTE_UNIT_LIMITS, routeFootprint } from './router/footprint.ts';
 import type { MintReader, RentReader } from './types.ts';
 
 const RENT_CACHE_MS = 10 * 60_000;
@@ -58,12 +63,12 @@ export function createMintLookup(chain: MintReader) {
  * The SOL side of the fee estimate from the chain's real rent figures (cached briefly: the rent
  * sysvar practically never changes) and the router's real account sizes. Give the route's `mint`:
  * a native-mint route has no recipient token account to pay for (without it the estimate is an
- * SPL route's).
+ * SPL route's). Prices are the floor's: the bundle's transactions at it, and the keeper's fee
+ * budget sized from it, of which what hops landing at the floor leave unspent comes back.
  */
 export function createSolCostEstimator(deps: {
   chain: RentReader;
-  /** Priority fee in micro-lamports per compute unit (0: none). */
-  priorityFeeMicroLamportsPerCu: bigint;
+  priorityFees: PriorityFeePolicy;
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
@@ -104,8 +109,14 @@ export function createSolCostEstimator(deps: {
       );
       const orchestratorRentLamports = rentOf(footprint.orchestratorAccountSize);
       const tokenAccountRent = rentOf(footprint.tokenAccountSize);
-      const price = deps.priorityFeeMicroLamportsPerCu;
-      const priorityFeesLamports = priorityFeeLamports(footprint.computeUnits, price);
+      const price = deps.priorityFees.floorMicroLamportsPerCu;
+      const hopBudget = hopPriorityBudgetLamports({
+        hops: input.hops,
+        hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
+        budgetMicroLamportsPerCu: hopBudgetPrice(price, deps.priorityFees),
+      });
+      const hopsAtFloor = BigInt(input.hops) * priorityFeeLamports(COMPUTE_UNIT_LIMITS.executeStep, price);
+      const priorityFeesLamports = priorityFeeLamports(footprint.bundleComputeUnits, price) + hopBudget;
       return {
         breakdown: {
           routeInitRentLamports,
@@ -120,7 +131,8 @@ export function createSolCostEstimator(deps: {
           orchestratorRentLamports +
           tokenAccountRent * BigInt(footprint.refundableTokenAccounts) +
           LAMPORTS_PER_SIGNATURE * BigInt(footprint.refundableSignatures) +
-          priorityFeeLamports(footprint.refundableComputeUnits, price),
+          hopBudget -
+          hopsAtFloor,
       };
     },
   };

@@ -41,22 +41,6 @@ export function routeSchedule(input: {
 }
 
 /**
- * What the keeper is funded with: the rent-exempt minimum of a system account, plus for each hop
- * its signature fee and its priority fee at the bundle's price, plus one more hop's worth as a
- * margin for a retried transaction (decisions, "Keeper funding").
- */
-export function keeperFundingLamports(input: {
-  hops: number;
-  rentExemptMinimum: bigint;
-  hopComputeUnitLimit: number;
-  microLamportsPerCu: bigint;
-}): bigint {
-  const perHop =
-    LAMPORTS_PER_SIGNATURE + priorityFeeLamports(input.hopComputeUnitLimit, input.microLamportsPerCu);
-  return input.rentExemptMinimum + perHop * BigInt(input.hops + 1);
-}
-
-/**
  * How long the keeper leaves a route after its `attempt`-th failed try (0 the first): 2 s doubling
  * to 5 minutes, the second half of it scaled by `random` in [0, 1) so the retries of many routes
  * spread out.

@@ -81,8 +81,10 @@ export interface RouteRecord {
   address: Address;
   keeper: Address;
   keeperFundingLamports: bigint;
-  /** The compute-unit price the keeper's funding pays each hop at. */
+  /** The compute-unit price the keeper's fee budget pays each hop at (src/domain/priority-fees.ts). */
   hopPriorityMicroLamports: bigint;
+  /** What the keeper's transactions that landed on the route paid in fees so far. */
+  hopFeesSpentLamports: bigint;
   /** A prepared bundle asked the source to fund the keeper (so its signature must be reported). */
   keeperFundingInBundle: boolean;
   keeperFundingSignature: string | null;

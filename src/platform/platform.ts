@@ -1,5 +1,6 @@
 import type { Address, KeyPairSigner, ProgramDerivedAddressBump } from '@solana/kit';
 import { findConfigPda } from '../chain/router/pda.ts';
+import type { PriorityFeePolicy } from '../domain/priority-fees.ts';
 import type { KeypairBytes } from './keypair.ts';
 import { findProgramDataAddress } from './program-account.ts';
 
@@ -29,6 +30,8 @@ export interface PlatformSettings {
   routeGraceSeconds: number;
   /** PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU: the highest compute-unit price a prepared transaction may carry. */
   priorityFeeCapMicroLamportsPerCu: bigint;
+  /** HOP_PRIORITY_BUDGET_MULTIPLIER: a route's keeper is funded for its hops at this many times their starting price. */
+  hopPriorityBudgetMultiplier: number;
 }
 
 /**
@@ -50,6 +53,7 @@ export interface Platform {
   screeningRequired: boolean;
   routeGraceSeconds: number;
   priorityFeeCapMicroLamportsPerCu: bigint;
+  hopPriorityBudgetMultiplier: number;
   /** The screening deposit the config is set up with (lamports). */
   screeningDepositLamports: bigint;
   /** Signs InitConfig (as the program's upgrade authority) and UpdateConfig. */
@@ -85,9 +89,22 @@ export async function createPlatform(input: {
     screeningRequired: settings.screeningRequired,
     routeGraceSeconds: settings.routeGraceSeconds,
     priorityFeeCapMicroLamportsPerCu: settings.priorityFeeCapMicroLamportsPerCu,
+    hopPriorityBudgetMultiplier: settings.hopPriorityBudgetMultiplier,
     screeningDepositLamports: SCREENING_DEPOSIT_LAMPORTS,
     admin,
     screeningAuthority,
     feeWalletSigner,
   });
+}
+
+/** How the service prices compute units on this platform, with the configured floor (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
+export function priorityFeePolicy(
+  platform: Pick<Platform, 'priorityFeeCapMicroLamportsPerCu' | 'hopPriorityBudgetMultiplier'>,
+  floorMicroLamportsPerCu: bigint,
+): PriorityFeePolicy {
+  return {
+    floorMicroLamportsPerCu,
+    capMicroLamportsPerCu: platform.priorityFeeCapMicroLamportsPerCu,
+    hopBudgetMultiplier: platform.hopPriorityBudgetMultiplier,
+  };
 }

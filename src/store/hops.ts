@@ -18,6 +18,8 @@ interface HopRelease {
   retryAt?: Date | null;
   attempts?: number;
   forgetHopTransaction?: boolean;
+  /** What the stored transaction, answered and forgotten, paid (it may have landed and failed). */
+  feesPaid?: bigint;
 }
 
 /** What follows a landed hop: the next one due at `nextDueAt`, or, after the last, the settlement. */
@@ -102,8 +104,8 @@ async function storeHopTransaction(
 
 /**
  * Gives a claimed route back: due again at `dueAt` (chain seconds) and, after a transient
- * failure, not before `retryAt`; `forgetHopTransaction` drops a stored transaction whose
- * blockhash expired unlanded.
+ * failure, not before `retryAt`; `forgetHopTransaction` drops a stored transaction whose outcome
+ * was answered, in the same write as the fees it paid, so that they are counted once.
  */
 async function releaseRoute(db: Db, transferId: number, claim: string, input: HopRelease): Promise<void> {
   await db.query(
@@ -113,7 +115,8 @@ async function releaseRoute(db: Db, transferId: number, claim: string, input: Ho
             hop_attempts = coalesce($5, hop_attempts),
             hop_tx = CASE WHEN $6 THEN NULL ELSE hop_tx END,
             hop_tx_signature = CASE WHEN $6 THEN NULL ELSE hop_tx_signature END,
-            hop_tx_valid_until = CASE WHEN $6 THEN NULL ELSE hop_tx_valid_until END
+            hop_tx_valid_until = CASE WHEN $6 THEN NULL ELSE hop_tx_valid_until END,
+            hop_fees_spent_lamports = hop_fees_spent_lamports + $7
       WHERE id = $1 AND keeper_claim = $2`,
     [
       transferId,
@@ -122,28 +125,31 @@ async function releaseRoute(db: Db, transferId: number, claim: string, input: Ho
       input.retryAt ?? null,
       input.attempts ?? null,
       input.forgetHopTransaction ?? false,
+      (input.feesPaid ?? 0n).toString(),
     ],
   );
 }
 
 /**
- * Records hop `step` (0-based) as landed with its signature: `progress.hopsCompleted` moves on
- * and the next step is due at `nextDueAt`; or, on the last hop (the route settled on chain), the
- * transfer settles with what reclaim gives back, and the integrator's shares of what the route
- * paid are credited to its rewards.
+ * Records hop `step` (0-based) as landed with its signature and the fees it paid:
+ * `progress.hopsCompleted` moves on and the next step is due at `nextDueAt`; or, on the last hop
+ * (the route settled on chain), the transfer settles with what reclaim gives back, and the
+ * integrator's shares of what the route paid are credited to its rewards.
  * Records each hop once: a hop recorded already answers null.
  */
 async function recordHop(
   tx: Sql,
   transferId: number,
-  input: { step: number; signature: string; then: AfterHop; now: Date },
+  input: { step: number; signature: string; feesPaid: bigint; then: AfterHop; now: Date },
 ): Promise<Transfer | null> {
-  const { step, signature, then, now } = input;
+  const { step, signature, feesPaid, then, now } = input;
   if ('nextDueAt' in then) {
-    return applyMove(tx, transferId, { name: 'hopLanded', step, signature, nextDueAt: then.nextDueAt }, now);
+    const move = { name: 'hopLanded', step, signature, feesPaid, nextDueAt: then.nextDueAt } as const;
+    return applyMove(tx, transferId, move, now);
   }
   const { recovery, shares } = then.settled;
-  const transfer = await applyMove(tx, transferId, { name: 'settled', step, signature, recovery }, now);
+  const move = { name: 'settled', step, signature, feesPaid, recovery } as const;
+  const transfer = await applyMove(tx, transferId, move, now);
   if (transfer) await accrueRewards(tx, transfer, shares, now);
   return transfer;
 }

@@ -62,6 +62,7 @@ export type TransferRow = {
   keeper_address: Address | null;
   keeper_funding_lamports: string | null;
   hop_priority_micro_lamports: string | null;
+  hop_fees_spent_lamports: string;
   keeper_funding_in_bundle: boolean;
   keeper_funding_signature: string | null;
   orchestrator_signature: string | null;
@@ -84,6 +85,7 @@ function toRouteRecord(row: TransferRow): RouteRecord | null {
     keeper: row.keeper_address,
     keeperFundingLamports: BigInt(row.keeper_funding_lamports!),
     hopPriorityMicroLamports: BigInt(row.hop_priority_micro_lamports!),
+    hopFeesSpentLamports: BigInt(row.hop_fees_spent_lamports),
     keeperFundingInBundle: row.keeper_funding_in_bundle,
     keeperFundingSignature: row.keeper_funding_signature,
     orchestratorSignature: row.orchestrator_signature,

@@ -29,8 +29,8 @@ export type Move =
   | { name: 'keeperFunded' }
   | { name: 'deploying' }
   | { name: 'takenOver'; signatures: VerifiedSignatures; schedule: RouteSchedule; keeperDueAt: bigint }
-  | { name: 'hopLanded'; step: number; signature: string; nextDueAt: bigint }
-  | { name: 'settled'; step: number; signature: string; recovery: Recovery }
+  | { name: 'hopLanded'; step: number; signature: string; feesPaid: bigint; nextDueAt: bigint }
+  | { name: 'settled'; step: number; signature: string; feesPaid: bigint; recovery: Recovery }
   | { name: 'failed' | 'recoverable'; lastError: Reason; recovery: Recovery }
   | { name: 'expired' }
   | { name: 'rescued' | 'reclaimed' | 'reclaimedAgain' };
@@ -96,16 +96,17 @@ function writesOf(move: Move, p: (index: number) => string, now: Date): Writes {
           'hops_completed = hops_completed + 1',
           `signatures = jsonb_set(signatures, '{hops}', (signatures -> 'hops') || to_jsonb(${p(0)}::text))`,
           'hop_attempts = 0',
+          `hop_fees_spent_lamports = hop_fees_spent_lamports + ${p(2)}`,
         ],
-        params: [move.signature, move.step] as unknown[],
+        params: [move.signature, move.step, move.feesPaid.toString()] as unknown[],
         where: `hops_completed = ${p(1)}`,
       };
       if (move.name === 'hopLanded') {
-        hop.set.push(`keeper_due_at = ${p(2)}`, ...CLAIM_RELEASED);
+        hop.set.push(`keeper_due_at = ${p(3)}`, ...CLAIM_RELEASED);
         hop.params.push(move.nextDueAt.toString());
         return hop;
       }
-      hop.set.push(`completed_at = ${p(2)}`, `recovery = ${p(3)}::jsonb`, ...KEEPER_RELEASED);
+      hop.set.push(`completed_at = ${p(3)}`, `recovery = ${p(4)}::jsonb`, ...KEEPER_RELEASED);
       hop.params.push(now, JSON.stringify(recoveryRow(move.recovery)));
       return hop;
     }

@@ -1,11 +1,11 @@
 import {
-  type Address,
   createKeyPairSignerFromPrivateKeyBytes,
   type KeyPairSigner,
   type Signature,
   type TransactionError,
 } from '@solana/kit';
-import { landTransaction, signWithBudget } from '../chain/landing.ts';
+import { chargedFee, feePaid } from '../chain/fees.ts';
+import { landTransaction, type SignedTransaction, signWithBudget } from '../chain/landing.ts';
 import type { Route } from '../chain/router/accounts.ts';
 import { COMPUTE_UNIT_LIMITS } from '../chain/router/footprint.ts';
 import {
@@ -15,73 +15,17 @@ import {
 } from '../chain/router/instructions.ts';
 import { findStepPda } from '../chain/router/pda.ts';
 import type { RouteSnapshot } from '../chain/router/recovery.ts';
-import type {
-  AccountReader,
-  BlockHeightReader,
-  BlockhashReader,
-  ClockReader,
-  SignatureStatusReader,
-  TransactionSender,
-  TransactionSimulator,
-} from '../chain/types.ts';
-import type { Clock } from '../domain/clock.ts';
 import { integratorSharesOfPaid } from '../domain/rewards.ts';
 import { hopRetryDelayMs } from '../domain/route.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
-import type { Db } from '../store/db.ts';
 import type { ClaimedRoute, HopStore, StoredHopTransaction } from '../store/hops.ts';
-import type { TransferStore } from '../store/transfers.ts';
+import { keeperPrice, priceAfterExpiry } from './hop-fees.ts';
 import { classifyHopError, readHopState } from './hop-transactions.ts';
+import type { KeeperDeps } from './keeper-deps.ts';
 import type { RoutedTransfer } from './recovery.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
-/** What screening a route before its first hop decided (see src/use-cases/screening.ts). */
-export type ScreeningOutcome = 'verified' | 'flagged' | 'unavailable';
-
-export interface KeeperDeps {
-  db: Pick<Db, 'transaction'>;
-  chain: AccountReader &
-    ClockReader &
-    BlockhashReader &
-    BlockHeightReader &
-    SignatureStatusReader &
-    TransactionSender &
-    TransactionSimulator;
-  hops: HopStore;
-  transfers: Pick<TransferStore, 'markRecoverable'>;
-  programAddress: Address;
-  /** Screens a route that awaits its verdict, and records the verdict on chain. */
-  screen(transfer: Transfer & { route: RouteRecord }, route: Route): Promise<ScreeningOutcome>;
-  clock: Clock;
-  /** How often a sent hop's status is read while it has not landed. */
-  pollMs?: number;
-  /** Counts what happened, for metrics and logs. */
-  observe?(event: KeeperEvent): void;
-  /** A number in [0, 1) that spreads retries out (Math.random unless a test fixes it). */
-  random?: () => number;
-}
-
-/** What the keeper reports about its work on a route. */
-export type KeeperEvent =
-  | { kind: 'route_screened'; transferId: number; outcome: Exclude<ScreeningOutcome, 'unavailable'> }
-  /** `resent`: the bytes were signed and stored by an earlier attempt (whose worker may have died). */
-  | { kind: 'hop_sent'; transferId: number; step: number; signature: string; resent: boolean }
-  /**
-   * `recovered`: it had landed before this attempt, whose predecessor stopped before recording it;
-   * `settled`: the last hop, the transfer is complete.
-   */
-  | {
-      kind: 'hop_landed';
-      transferId: number;
-      step: number;
-      signature: string;
-      lateSeconds: number;
-      recovered: boolean;
-      settled: boolean;
-    }
-  | { kind: 'hop_retried'; transferId: number; step: number; reason: string }
-  | { kind: 'route_failed'; transferId: number; reason: string }
-  | { kind: 'keeper_low'; transferId: number; lamports: bigint };
+export type { KeeperDeps, KeeperEvent } from './keeper-deps.ts';
 
 /** How the keeper lands its transactions: paced by the service's clock, read as often as it says. */
 const landing = (deps: KeeperDeps) => ({ now: () => deps.clock.now().getTime(), pollMs: deps.pollMs });
@@ -155,8 +99,8 @@ export async function advanceRoute(deps: KeeperDeps, claimed: ClaimedRoute): Pro
       resent: resumed,
     });
   const outcome = await landTransaction(deps.chain, transaction, { ...landing(deps), resumed, onSent: sent });
-  if (outcome === null) return recordHop(round, transaction.signature, false);
-  return answerFailedHop(round, keeper, outcome);
+  if (outcome === null) return recordHop(round, transaction, false);
+  return answerFailedHop(round, keeper, transaction, outcome);
 }
 
 /** Past its deadline nothing can execute any more, and the source may rescue the route as it is. */
@@ -211,18 +155,21 @@ async function recordRecoveredHop(round: HopRound): Promise<void> {
       `hop ${round.step} of route ${round.transfer.route.address} ran on chain, but not by its stored transaction`,
     );
   }
-  return recordHop(round, stored.signature, true);
+  return recordHop(round, stored, true);
 }
 
 /**
  * The transaction of this round's hop: the stored one while its blockhash lives (or it landed),
  * else a new one signed by the keeper and stored before it is sent, so that if this worker dies
- * from here on, the next one sends these bytes. Null when the claim was lost meanwhile.
+ * from here on, the next one sends these bytes; priced from the market, raised above one that
+ * expired unlanded, with the budget keeping the signatures of the hops left and of MarkFailed.
+ * Null when the claim was lost meanwhile.
  */
 async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<StoredHopTransaction | null> {
   const { deps, transfer, step } = round;
   const stored = round.claimed.hopTransaction;
   if (stored && (await deps.chain.getBlockHeight()) <= stored.validUntil) return stored;
+  let least = 0n;
   if (stored) {
     const [status] = await deps.chain.getSignatureStatuses([stored.signature as Signature], {
       searchTransactionHistory: true,
@@ -230,24 +177,25 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
     if (status) return stored;
     // A transaction whose blockhash expired before it landed never ran: a new one takes its place.
     expiredUnlanded(round);
+    // Whichever worker replaces it, the replacement offers more: the stored bytes say their price.
+    least = priceAfterExpiry(deps, stored);
   }
-  const [[stepAddress], lifetime] = await Promise.all([
-    findStepPda(transfer.route.address, step, deps.programAddress),
+  const [stepAddress] = await findStepPda(transfer.route.address, step, deps.programAddress);
+  const accounts = getExecuteStepAccounts(transfer.route.address, round.route, step, stepAddress);
+  const instructions = [getExecuteStepInstruction({ keeper, index: step, accounts }, deps.programAddress)];
+  const [lifetime, price] = await Promise.all([
     deps.chain.getLatestBlockhash(),
+    keeperPrice(deps, transfer, {
+      payer: keeper.address,
+      instructions,
+      least,
+      reservedSignatures: transfer.hops - step,
+    }),
   ]);
   const transaction = await signWithBudget(deps.chain, keeper, {
     lifetime,
-    instructions: [
-      getExecuteStepInstruction(
-        {
-          keeper,
-          index: step,
-          accounts: getExecuteStepAccounts(transfer.route.address, round.route, step, stepAddress),
-        },
-        deps.programAddress,
-      ),
-    ],
-    microLamportsPerCu: transfer.route.hopPriorityMicroLamports,
+    instructions,
+    microLamportsPerCu: price,
     fallbackUnits: COMPUTE_UNIT_LIMITS.executeStep,
   });
   return (await deps.hops.storeHopTransaction(transfer.id, round.claimed.claim, transaction))
@@ -258,50 +206,55 @@ async function hopTransaction(round: HopRound, keeper: KeyPairSigner): Promise<S
 const expiredUnlanded = ({ deps, transfer, step }: HopRound) =>
   deps.observe?.({ kind: 'hop_retried', transferId: transfer.id, step, reason: 'expired before it landed' });
 
-/** What the keeper does after a hop that did not land, by what the chain said of it. */
+/**
+ * What the keeper does after a hop that did not land, by what the chain said of it; one that
+ * failed on chain paid its fees from the route's budget.
+ */
 async function answerFailedHop(
   round: HopRound,
   keeper: KeyPairSigner,
+  transaction: SignedTransaction,
   outcome: TransactionError | 'expired',
 ): Promise<void> {
   const { deps, transfer, step, claimed } = round;
   // Kept: a node whose reads lag may have hidden that it landed in its last valid block. The next
-  // round reads the route, and replaces the transaction only if the chain's history lacks it.
+  // round reads the route, and replaces the transaction (at a higher price) only if the chain's
+  // history lacks it.
   if (outcome === 'expired') return release(round, {});
   const verdict = classifyHopError(outcome);
+  const answered = { forgetHopTransaction: true, feesPaid: await feePaid(deps.chain, transaction) };
   switch (verdict.kind) {
     case 'not_due':
       // The chain's clock has not reached the due time the worker read: look again shortly.
-      return release(round, { retryAt: retryAt(round), forgetHopTransaction: true });
+      return release(round, { ...answered, retryAt: retryAt(round) });
     case 'moved_on':
     case 'awaits_screening':
       // Another transaction moved the route (or it awaits screening): read it again next round.
-      return release(round, { forgetHopTransaction: true });
+      return release(round, answered);
     case 'transient':
       deps.observe?.({ kind: 'hop_retried', transferId: transfer.id, step, reason: verdict.reason });
-      return release(round, {
-        retryAt: retryAt(round),
-        attempts: claimed.hopAttempts + 1,
-        forgetHopTransaction: true,
-      });
+      return release(round, { ...answered, retryAt: retryAt(round), attempts: claimed.hopAttempts + 1 });
     case 'permanent':
       return failRoute(deps, transfer, keeper, verdict.reason);
   }
 }
 
 /**
- * Records a landed hop with its events. The last one settles the transfer: only on a route the
- * chain shows settled (or closed already by the source's reclaim, which only a settled route
- * allows), the integrator earning its share of what that route paid.
+ * Records a landed hop with its events and the fees it paid. The last one settles the transfer:
+ * only on a route the chain shows settled (or closed already by the source's reclaim, which only a
+ * settled route allows), the integrator earning its share of what that route paid.
  */
-async function recordHop(round: HopRound, signature: string, recovered: boolean): Promise<void> {
+async function recordHop(round: HopRound, hop: StoredHopTransaction, recovered: boolean): Promise<void> {
   const { deps, transfer, step } = round;
+  const { signature } = hop;
   const last = step === transfer.hops - 1;
   // Settling reads the whole route and the clock again; otherwise the chain's time of landing is
   // that of this round's read and the time since.
   const [clock, snapshot] = last
     ? await Promise.all([deps.chain.getClock(), readRoute(deps.chain, deps.programAddress, transfer)])
     : [null, null];
+  // It landed and succeeded: its fee is what its bytes ask for, no need to ask the node.
+  const feesPaid = chargedFee(hop);
   const now = deps.clock.now();
   const landedAt =
     clock?.unixTimestamp ??
@@ -314,7 +267,9 @@ async function recordHop(round: HopRound, signature: string, recovered: boolean)
         },
       }
     : { nextDueAt: dueAt(transfer, step + 1) };
-  await deps.db.transaction((tx) => deps.hops.recordHop(tx, transfer.id, { step, signature, then, now }));
+  await deps.db.transaction((tx) =>
+    deps.hops.recordHop(tx, transfer.id, { step, signature, feesPaid, then, now }),
+  );
   deps.observe?.({
     kind: 'hop_landed',
     transferId: transfer.id,
@@ -351,10 +306,18 @@ async function failRoute(
   keeper: KeyPairSigner,
   reason: string,
 ): Promise<void> {
+  const instructions = [
+    getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress),
+  ];
+  const [lifetime, price] = await Promise.all([
+    deps.chain.getLatestBlockhash(),
+    // The last transaction the budget pays for.
+    keeperPrice(deps, transfer, { payer: keeper.address, instructions, least: 0n, reservedSignatures: 0 }),
+  ]);
   const marked = await signWithBudget(deps.chain, keeper, {
-    lifetime: await deps.chain.getLatestBlockhash(),
-    instructions: [getMarkFailedInstruction({ keeper, route: transfer.route.address }, deps.programAddress)],
-    microLamportsPerCu: transfer.route.hopPriorityMicroLamports,
+    lifetime,
+    instructions,
+    microLamportsPerCu: price,
     fallbackUnits: COMPUTE_UNIT_LIMITS.executeStep,
   });
   const outcome = await landTransaction(deps.chain, marked, landing(deps));

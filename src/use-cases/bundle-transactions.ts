@@ -9,6 +9,7 @@ import {
 } from '../chain/transactions.ts';
 import type { CallOptions, TransactionSimulator } from '../chain/types.ts';
 import { AppError } from '../domain/errors.ts';
+import { marketPrice } from '../domain/priority-fees.ts';
 import type { Platform } from '../platform/platform.ts';
 
 /*
@@ -25,16 +26,9 @@ export interface PriorityFeeReader {
   ): Promise<readonly { slot: bigint; prioritizationFee: bigint }[]>;
 }
 
-/** Percentile `p` (0..1) of some prices, 0 when there are none. */
-function percentile(values: readonly bigint[], p: number): bigint {
-  if (values.length === 0) return 0n;
-  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-}
-
 /**
- * The compute-unit price of a bundle: the 75th percentile of what recently landed writing the
- * source's or the route's accounts, at least the configured floor, at most the configured cap.
+ * The compute-unit price of a bundle: the market's price ({@link marketPrice}) of writing the
+ * source's or the route's accounts.
  */
 export async function bundlePrice(
   deps: {
@@ -46,15 +40,13 @@ export async function bundlePrice(
   options: CallOptions,
 ): Promise<bigint> {
   const recent = await deps.chain.getRecentPrioritizationFees(accounts, options);
-  const observed = percentile(
+  return marketPrice(
     recent.map((fee) => fee.prioritizationFee),
-    0.75,
+    {
+      floorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
+      capMicroLamportsPerCu: deps.platform.priorityFeeCapMicroLamportsPerCu,
+    },
   );
-  let price = observed;
-  if (price < deps.priorityFeeFloorMicroLamportsPerCu) price = deps.priorityFeeFloorMicroLamportsPerCu;
-  if (price > deps.platform.priorityFeeCapMicroLamportsPerCu)
-    price = deps.platform.priorityFeeCapMicroLamportsPerCu;
-  return price;
 }
 
 /** A bundle transaction as handed out, with what its fees are counted from. */

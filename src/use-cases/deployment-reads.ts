@@ -21,7 +21,7 @@ import type {
 } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
-import { keeperFundingLamports } from '../domain/route.ts';
+import { hopBudgetPrice, keeperFundingLamports } from '../domain/priority-fees.ts';
 import type { Transfer } from '../domain/transfer.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { DeploymentStore } from '../store/deployments.ts';
@@ -48,6 +48,7 @@ export interface DeploymentBundleDeps {
     | 'screeningRequired'
     | 'routeGraceSeconds'
     | 'priorityFeeCapMicroLamportsPerCu'
+    | 'hopPriorityBudgetMultiplier'
   >;
   clock: Clock;
   /** The least compute-unit price a prepared transaction offers (PRIORITY_FEE_MICROLAMPORTS_PER_CU). */
@@ -149,13 +150,21 @@ export async function newKeeper(): Promise<{ address: Address; privateKey: Uint8
   return { address, privateKey };
 }
 
-/** Gives the transfer its route address and its keeper, the keeper's funding priced now. */
+/**
+ * Gives the transfer its route address and its keeper, the keeper's funding priced now: its hops'
+ * fee budget at the budget's multiple of the bundle's price (src/domain/priority-fees.ts).
+ */
 export function assignKeeper(
   deps: DeploymentBundleDeps,
   transfer: Transfer,
   keeper: { address: Address; privateKey: Uint8Array },
   reads: DeploymentReads,
 ): Promise<Transfer> {
+  const { platform } = deps;
+  const budgetPrice = hopBudgetPrice(reads.price, {
+    capMicroLamportsPerCu: platform.priorityFeeCapMicroLamportsPerCu,
+    hopBudgetMultiplier: platform.hopPriorityBudgetMultiplier,
+  });
   return deps.deployments.assignRoute(transfer.id, {
     routeAddress: reads.addresses.route[0],
     keeper: keeper.address,
@@ -164,9 +173,9 @@ export function assignKeeper(
       hops: transfer.hops,
       rentExemptMinimum: reads.keeperRent,
       hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
-      microLamportsPerCu: reads.price,
+      budgetMicroLamportsPerCu: budgetPrice,
     }),
-    hopPriorityMicroLamports: reads.price,
+    hopPriorityMicroLamports: budgetPrice,
     now: deps.clock.now(),
   });
 }

@@ -8,7 +8,7 @@ import type { Platform } from '../platform/platform.ts';
 import { sendAndConfirm, type TransactionChain } from '../platform/send.ts';
 import type { Db } from '../store/db.ts';
 import type { TransferStore } from '../store/transfers.ts';
-import type { ScreeningOutcome } from './advance-hop.ts';
+import type { ScreeningOutcome } from './keeper-deps.ts';
 import { readRoute, recoveryOf } from './route-reads.ts';
 
 /** Tells whether an address is clear or flagged; throws when it cannot tell (the provider is down). */

@@ -5,6 +5,7 @@ import { createMintLookup, createSolCostEstimator } from '../chain/quote-reads.t
 import { type AppDeps, buildApp } from '../http/app.ts';
 import { chainCheck, databaseCheck } from '../http/endpoints/health.ts';
 import { startMetricsServer } from '../http/metrics-server.ts';
+import { priorityFeePolicy } from '../platform/platform.ts';
 import { type PortClaim, portUnavailable } from '../port-check.ts';
 import { createPriceResolverFromConfig } from '../prices/resolver.ts';
 import { removeServiceFile, writeServiceFile } from '../service-file.ts';
@@ -108,7 +109,7 @@ async function appDeps(
     mints: createMintLookup(chain),
     solCosts: createSolCostEstimator({
       chain,
-      priorityFeeMicroLamportsPerCu: config.chain.priorityFeeMicroLamportsPerCu,
+      priorityFees: priorityFeePolicy(parts.platform, config.chain.priorityFeeMicroLamportsPerCu),
     }),
     webhookSender: parts.webhookSender,
     chain,

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { priorityFeePolicy } from '../platform/platform.ts';
 import { createHttpScreening, createListScreening, NO_SCREENING } from '../screening/providers.ts';
 import { startWorkerPresence } from '../store/worker-processes.ts';
 import { createRouteScreening } from '../use-cases/screening.ts';
@@ -55,6 +56,7 @@ const keeperRole: WorkerRole = ({ config, db, chain, store, platform, clock, met
     hops: store.hops,
     transfers: store.transfers,
     programAddress: platform.programAddress,
+    priorityFees: priorityFeePolicy(platform, config.chain.priorityFeeMicroLamportsPerCu),
     screen: createRouteScreening({
       provider: screeningProvider(config),
       db,

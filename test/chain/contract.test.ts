@@ -10,6 +10,7 @@ import {
   lamports,
   type Signature,
 } from '@solana/kit';
+import { getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 import { getCreateAccountInstruction, getTransferSolInstruction } from '@solana-program/system';
 import {
   findAssociatedTokenPda,
@@ -417,13 +418,25 @@ describe('chain contract: the RPC client against the local endpoint', () => {
     assert.equal(await chain.getTransaction(unknown), null);
   });
 
-  test('recent prioritization fees: the current slot at 0 on the local chain; bad addresses are refused', async () => {
+  test('recent prioritization fees: one per recent slot, in micro-lamports; bad addresses are refused', async () => {
     const payer = await funded(1n);
+    advanceSlots(1);
+    const priced = await signTransaction(
+      payer,
+      [
+        getSetComputeUnitPriceInstruction({ microLamports: 12_345n }),
+        getTransferSolInstruction({ source: payer, destination: payer.address, amount: lamports(1n) }),
+      ],
+      await chain.getLatestBlockhash(),
+    );
+    await chain.sendTransaction(priced.bytes);
     const slot = await chain.getSlot();
-    assert.deepEqual(await chain.getRecentPrioritizationFees([]), [{ slot, prioritizationFee: 0n }]);
-    assert.deepEqual(await chain.getRecentPrioritizationFees([payer.address, SYSTEM_PROGRAM]), [
-      { slot, prioritizationFee: 0n },
-    ]);
+    const fees = await chain.getRecentPrioritizationFees([payer.address, SYSTEM_PROGRAM]);
+    assert.deepEqual(fees.at(-1), { slot, prioritizationFee: 12_345n });
+    assert.deepEqual(
+      fees.map((fee) => fee.slot),
+      Array.from({ length: fees.length }, (_, index) => slot - BigInt(fees.length - 1 - index)),
+    );
     await assert.rejects(
       chain.getRecentPrioritizationFees(['not-an-address' as Address]),
       rejectsWith('CHAIN_INVALID_ARGUMENT'),

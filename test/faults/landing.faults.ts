@@ -99,6 +99,7 @@ describe('the service on a misbehaving RPC endpoint', () => {
         screeningRequired: false,
         routeGraceSeconds: 3600,
         priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+        hopPriorityBudgetMultiplier: 8,
       },
     });
     const setUp = await setUpLocalPlatform({

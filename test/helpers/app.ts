@@ -16,6 +16,7 @@ import {
   type Platform,
   type PlatformKeys,
   type PlatformSettings,
+  priorityFeePolicy,
 } from '../../src/platform/platform.ts';
 import { fundLocalWallets, localRouterDeployment, setUpLocalPlatform } from '../../src/platform/startup.ts';
 import { createPriceResolverFromConfig } from '../../src/prices/resolver.ts';
@@ -124,6 +125,7 @@ async function startTestPlatform(
       screeningRequired: false,
       routeGraceSeconds: 3600,
       priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+      hopPriorityBudgetMultiplier: 8,
       ...options.settings,
     },
   });
@@ -186,7 +188,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     prices: createPriceResolverFromConfig({ sources: ['fixed'] }, { clock }),
     mints: options.mints ?? createMintLookup(appChain),
     solCosts:
-      options.solCosts ?? createSolCostEstimator({ chain: appChain, priorityFeeMicroLamportsPerCu: 0n }),
+      options.solCosts ??
+      createSolCostEstimator({ chain: appChain, priorityFees: priorityFeePolicy(platform, 0n) }),
     webhookSender: sender,
     chain: appChain,
     priorityFeeFloorMicroLamportsPerCu: 0n,
@@ -224,6 +227,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       hops: store.hops,
       transfers: store.transfers,
       programAddress: platform.programAddress,
+      priorityFees: priorityFeePolicy(platform, 0n),
       screen: createRouteScreening({
         provider: options.platform?.screening ?? createListScreening([]),
         db,

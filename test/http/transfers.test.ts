@@ -18,7 +18,10 @@ const rent = (bytes: number) => (128 + bytes) * 6960;
  * The SOL side of a route, every item counted in full: custody, the intermediate accounts, the
  * platform's fee account for the mint, and the recipient's token account (for native SOL, whose
  * last hop unwraps, the source's wrapped-SOL account that the bundle opens and closes again); the
- * transaction fees include the keeper's margin of one more hop, which comes back.
+ * transaction fees include the keeper's margin of one more hop, which comes back. With a floor of
+ * 0 the bundle pays no priority fee, but the keeper's hops have a priority budget: per hop and one
+ * more, 25,000 compute units at 8 times an escalation step of 10,000 micro-lamports (2,000
+ * lamports); hops landing at the floor leave all of it to come back.
  */
 function expectedSol(hops: number, flatFee: number, mint: 'native' | 'spl') {
   const routeInit = rent(736) + hops * rent(72) + rent(0);
@@ -27,8 +30,10 @@ function expectedSol(hops: number, flatFee: number, mint: 'native' | 'spl') {
   // A native route's CreateRoute transaction also wraps the SOL, so it creates one hop fewer.
   const addHopsTxs = Math.ceil(Math.max(0, hops - 1 - (mint === 'native' ? 4 : 5)) / 8);
   const signatures = 1 + (1 + addHopsTxs + (hops - 1)) + 1 + 1 + hops + 1;
-  const required = routeInit + orchestrator + ata + signatures * 5000 + flatFee;
-  const refundable = routeInit + orchestrator + (mint === 'native' ? hops + 1 : hops) * rent(165) + 5000;
+  const hopBudget = (hops + 1) * 2_000;
+  const required = routeInit + orchestrator + ata + signatures * 5000 + hopBudget + flatFee;
+  const refundable =
+    routeInit + orchestrator + (mint === 'native' ? hops + 1 : hops) * rent(165) + 5000 + hopBudget;
   return {
     requiredSolUpFrontLamports: required,
     breakdown: {
@@ -36,7 +41,7 @@ function expectedSol(hops: number, flatFee: number, mint: 'native' | 'spl') {
       orchestratorRentLamports: orchestrator,
       ataRentLamports: ata,
       transactionFeesLamports: signatures * 5000,
-      priorityFeesLamports: 0,
+      priorityFeesLamports: hopBudget,
       protocolFlatFeeLamports: flatFee,
     },
     refundableLamports: refundable,
@@ -288,12 +293,57 @@ describe('estimate edge cases', () => {
   });
 });
 
+describe('the keeper’s priority-fee budget in the estimate', () => {
+  test('counted in priorityFeesLamports at the budget’s price, and in refundableLamports but for the hops at the floor', async () => {
+    const policy = {
+      floorMicroLamportsPerCu: 20_000n,
+      capMicroLamportsPerCu: 100_000n,
+      hopBudgetMultiplier: 8,
+    };
+    const t = await createTestApp();
+    const priced = await createTestApp({
+      solCosts: createSolCostEstimator({ chain: t.chain.chain, priorityFees: policy }),
+    });
+    try {
+      const body = { tokenMint: SOL_MINT, amountRaw: '1000000000', hops: 3 };
+      const [free, paid] = await Promise.all(
+        [t, priced].map(async (app) => {
+          const response = await (await app.newCaller()).post('/api/v1/transfers/estimate', body);
+          assert.equal(response.statusCode, 200, response.body);
+          return response.json().sol;
+        }),
+      );
+      // The bundle: 156,000 compute units (keeper funding 1,000, route creation 65,000, the
+      // orchestrator 10,000, one session transaction 80,000) at the floor, 3,120 lamports. The
+      // keeper's budget: 8 × the floor is above the cap, so 4 hop transactions of 25,000 units at
+      // 100,000 micro-lamports, 2,500 lamports each. Hops landing at the floor pay 3 × 500 of it.
+      const bundle = 3_120;
+      const budget = 4 * 2_500;
+      const atFloor = 3 * 500;
+      assert.equal(paid.breakdown.priorityFeesLamports, bundle + budget);
+      assert.equal(free.breakdown.priorityFeesLamports, 4 * 2_000, 'a floor of 0: 8 × a 10,000 step');
+      assert.equal(paid.refundableLamports - free.refundableLamports, budget - atFloor - 4 * 2_000);
+      assert.equal(
+        paid.requiredSolUpFrontLamports - free.requiredSolUpFrontLamports,
+        bundle + budget - 4 * 2_000,
+      );
+      assert.equal(paid.netCostLamports - free.netCostLamports, bundle + atFloor);
+    } finally {
+      await priced.close();
+      await t.close();
+    }
+  });
+});
+
 describe('estimate when the chain cannot answer', () => {
   test('with every chain read failing the estimate is MH_091, retryable', async () => {
     const unreachable = createRpcChain({ rpcUrl: 'http://127.0.0.1:9', maxAttempts: 1, timeoutMs: 500 });
     const t = await createTestApp({
       mints: createMintLookup(unreachable),
-      solCosts: createSolCostEstimator({ chain: unreachable, priorityFeeMicroLamportsPerCu: 0n }),
+      solCosts: createSolCostEstimator({
+        chain: unreachable,
+        priorityFees: { floorMicroLamportsPerCu: 0n, capMicroLamportsPerCu: 0n, hopBudgetMultiplier: 1 },
+      }),
     });
     try {
       const caller = await t.newCaller();

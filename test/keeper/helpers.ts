@@ -16,6 +16,7 @@ import {
 import { findOrchestratorPda, findStepPda } from '../../src/chain/router/pda.ts';
 import type { Chain } from '../../src/chain/types.ts';
 import type { RouteRecord, Transfer } from '../../src/domain/transfer.ts';
+import { priorityFeePolicy } from '../../src/platform/platform.ts';
 import { createListScreening } from '../../src/screening/providers.ts';
 import type { HopStore } from '../../src/store/hops.ts';
 import { type TransferRow, toTransfer } from '../../src/store/transfer-rows.ts';
@@ -56,6 +57,7 @@ export function keeperWorker(
     hops: store,
     transfers,
     programAddress: t.platform.programAddress,
+    priorityFees: priorityFeePolicy(t.platform, 0n),
     screen: createRouteScreening({
       provider: options.screening ?? createListScreening([]),
       db: t.database.db,

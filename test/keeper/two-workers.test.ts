@@ -6,6 +6,7 @@ import type { Address } from '@solana/kit';
 import { pino } from 'pino';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import { generatePlatformKeys } from '../../src/platform/local-keys.ts';
+import { priorityFeePolicy } from '../../src/platform/platform.ts';
 import { createPostgresDb } from '../../src/store/db.ts';
 import { createStore } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
@@ -66,6 +67,7 @@ describe('two keeper workers on one database', () => {
       },
       transfers: store.transfers,
       programAddress: t.platform.programAddress,
+      priorityFees: priorityFeePolicy(t.platform, 0n),
       screen: async () => {
         throw new Error('these routes are not screened');
       },

@@ -34,6 +34,7 @@ const settings = {
   screeningRequired: false,
   routeGraceSeconds: 3600,
   priorityFeeCapMicroLamportsPerCu: 1_000_000n,
+  hopPriorityBudgetMultiplier: 8,
 } as const;
 
 /** One start of local mode's chain and platform on `dataDir`, as the service does it. */

@@ -321,7 +321,8 @@ for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
             getMinimumBalanceForRentExemption: async (size) =>
               lamports(env.svm.minimumBalanceForRentExemption(BigInt(size))),
           },
-          priorityFeeMicroLamportsPerCu: 0n,
+          // No priority fees: the keeper's margin is one signature's fee.
+          priorityFees: { floorMicroLamportsPerCu: 0n, capMicroLamportsPerCu: 0n, hopBudgetMultiplier: 1 },
         });
         const estimate = await estimator.estimate({
           hops: 4,

@@ -670,9 +670,11 @@ export interface components {
                     orchestratorRentLamports: number;
                     ataRentLamports: number;
                     transactionFeesLamports: number;
+                    /** @description The bundle's transactions at the floor price, and the keeper's priority-fee budget for the route's hops, sized to let their price rise when the network is busy. */
                     priorityFeesLamports: number;
                     protocolFlatFeeLamports: number;
                 };
+                /** @description What comes back once the route settled and its rent is reclaimed: the source's rent, the keeper's margin and whatever of its priority-fee budget the hops did not spend (all of it but the hops' fees at the floor price, when they land at it). */
                 refundableLamports: number;
                 netCostLamports: number;
             };
@@ -1025,9 +1027,11 @@ export interface components {
                     orchestratorRentLamports: number;
                     ataRentLamports: number;
                     transactionFeesLamports: number;
+                    /** @description The bundle's transactions at the floor price, and the keeper's priority-fee budget for the route's hops, sized to let their price rise when the network is busy. */
                     priorityFeesLamports: number;
                     protocolFlatFeeLamports: number;
                 };
+                /** @description What comes back once the route settled and its rent is reclaimed: the source's rent, the keeper's margin and whatever of its priority-fee budget the hops did not spend (all of it but the hops' fees at the floor price, when they land at it). */
                 refundableLamports: number;
                 netCostLamports: number;
             };

@@ -1,7 +1,8 @@
 // The fee a validator charges for a message: 5000 lamports per signature (transaction signatures
 // plus those verified by the signature precompiles) and the prioritization fee asked for through
 // the Compute Budget program. LiteSVM charges exactly this but does not report it to JavaScript,
-// and `getFeeForMessage` needs it before execution.
+// and `getFeeForMessage` needs it before execution. The price per unit asked for is also what
+// priority-fees.ts reports.
 import {
   COMPUTE_BUDGET_PROGRAM_ADDRESS,
   ComputeBudgetInstruction,
@@ -37,24 +38,31 @@ const BUILTINS = new Set<string>([
 const unitLimitDecoder = getSetComputeUnitLimitInstructionDataDecoder();
 const unitPriceDecoder = getSetComputeUnitPriceInstructionDataDecoder();
 
+/** The compute-unit limit (null: none asked for) and price (micro-lamports) a message asks for. */
+export function computeBudgetOf(message: WireMessage): { unitLimit: bigint | null; unitPrice: bigint } {
+  let unitLimit: bigint | null = null;
+  let unitPrice = 0n;
+  for (const ix of message.instructions) {
+    if (message.staticAccounts[ix.programAddressIndex] !== COMPUTE_BUDGET_PROGRAM_ADDRESS) continue;
+    const data = ix.data ?? new Uint8Array(0);
+    // Like the runtime, read what the data holds and ignore bytes after it.
+    if (data[0] === ComputeBudgetInstruction.SetComputeUnitLimit && data.length >= 5)
+      unitLimit = BigInt(unitLimitDecoder.decode(data).units);
+    if (data[0] === ComputeBudgetInstruction.SetComputeUnitPrice && data.length >= 9)
+      unitPrice = unitPriceDecoder.decode(data).microLamports;
+  }
+  return { unitLimit, unitPrice };
+}
+
 /** Computes the fee of a message (programs are always static keys, so those are all it needs). */
 export function computeFee(message: WireMessage): bigint {
   let signatures = BigInt(message.header.numSignerAccounts);
-  let unitLimit: bigint | null = null;
-  let unitPrice = 0n;
+  const { unitLimit, unitPrice } = computeBudgetOf(message);
   let builtinCount = 0n;
   let otherCount = 0n;
   for (const ix of message.instructions) {
     const program = message.staticAccounts[ix.programAddressIndex] ?? '';
-    const data = ix.data ?? new Uint8Array(0);
-    if (PRECOMPILES.has(program)) signatures += BigInt(data[0] ?? 0);
-    // Like the runtime, read what the data holds and ignore bytes after it.
-    if (program === COMPUTE_BUDGET_PROGRAM_ADDRESS) {
-      if (data[0] === ComputeBudgetInstruction.SetComputeUnitLimit && data.length >= 5)
-        unitLimit = BigInt(unitLimitDecoder.decode(data).units);
-      if (data[0] === ComputeBudgetInstruction.SetComputeUnitPrice && data.length >= 9)
-        unitPrice = unitPriceDecoder.decode(data).microLamports;
-    }
+    if (PRECOMPILES.has(program)) signatures += BigInt(ix.data?.[0] ?? 0);
     if (BUILTINS.has(program)) builtinCount++;
     else otherCount++;
   }

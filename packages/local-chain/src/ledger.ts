@@ -1,7 +1,8 @@
 // The local chain: a LiteSVM runtime made to behave like a validator. This module puts its parts
 // together and gives them one face: slots.ts (slots, blockhashes, the Clock and SlotHashes
 // sysvars), transactions.ts (checking, executing and recording transactions), history.ts (what is
-// remembered, by signature, slot and address) and cheats.ts (faucet, account writes, time travel).
+// remembered, by signature, slot and address), priority-fees.ts (recent prices, from the blocks)
+// and cheats.ts (faucet, account writes, time travel).
 // Every call first produces the slots that are due, so the chain is as current as its clock.
 // Everything is synchronous and single-threaded: one request is one atomic step of the chain.
 //
@@ -20,6 +21,7 @@ import {
 import type { Clock } from './clock.ts';
 import { computeFee } from './fees.ts';
 import { type AddressQuery, createHistory, STATUS_CACHE_SLOTS, type TxRecord } from './history.ts';
+import { createPriorityFees } from './priority-fees.ts';
 import { createSlots, DEFAULT_SLOT_MS, SLOTS_PER_EPOCH } from './slots.ts';
 import { createTransactions, type LedgerAccount, ledgerAccount } from './transactions.ts';
 import type { WireMessage } from './wire.ts';
@@ -107,6 +109,7 @@ export function createLedger(options: LedgerOptions) {
     records: options.restored?.records,
     firstAvailableSlot: meta?.firstAvailableSlot,
   });
+  const priorityFees = createPriorityFees(history);
   const listeners = new Set<TransactionListener>();
   // Write-behind saving: what changed since the last exportState.
   let dirty = !meta;
@@ -229,6 +232,11 @@ export function createLedger(options: LedgerOptions) {
     signaturesForAddress(address: string, query: AddressQuery): TxRecord[] {
       slots.sync();
       return history.forAddress(address, query);
+    },
+    /** Per recent slot, the least compute-unit price paid, as high as that of any of `addresses` (see priority-fees.ts). */
+    recentPrioritizationFees(addresses: readonly string[]) {
+      slots.sync();
+      return priorityFees.recent(slots.current(), addresses);
     },
     /** The oldest slot whose block is still complete. */
     firstAvailableBlock: history.firstAvailableSlot,

@@ -299,8 +299,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
     if (addresses.length > MAX_TX_ACCOUNT_LOCKS)
       throw invalidParams(`Too many inputs provided; max ${MAX_TX_ACCOUNT_LOCKS}`);
     for (const address of addresses) pubkey(address);
-    // Priority fees are charged but not tracked: the lowest fee of the slot is always 0.
-    return [{ prioritizationFee: 0, slot: ledger.slot() }];
+    return ledger
+      .recentPrioritizationFees(addresses as string[])
+      .map(({ slot, prioritizationFee }) => ({ prioritizationFee: u64(prioritizationFee), slot }));
   },
   getMinimumBalanceForRentExemption: (params, ledger) => {
     const size = integer(params[0] ?? 0, 'data length');

@@ -29,6 +29,7 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
 } from '@solana/kit';
+import { getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
 import { getTransferSolInstruction } from '@solana-program/system';
 import WebSocket from 'ws';
 import { type LocalChain, startLocalChain } from '../src/index.ts';
@@ -141,9 +142,13 @@ describe('node-level methods', () => {
       slotsInEpoch: 432000,
       transactionCount: local.ledger.epochInfo().transactionCount,
     });
-    assert.deepEqual(await call('getRecentPrioritizationFees', [[TOKEN_PROGRAM]]), [
-      { prioritizationFee: 0, slot },
-    ]);
+    assert.deepEqual(
+      await call('getRecentPrioritizationFees', [[TOKEN_PROGRAM]]),
+      Array.from({ length: Math.min(150, slot + 1) }, (_, index) => ({
+        prioritizationFee: 0,
+        slot: slot - Math.min(149, slot) + index,
+      })),
+    );
     assert.deepEqual(
       await callError('getRecentPrioritizationFees', [Array.from({ length: 129 }, () => TOKEN_PROGRAM)]),
       { jsonrpc: '2.0', error: { code: -32602, message: 'Too many inputs provided; max 128' }, id: 7 },
@@ -622,6 +627,54 @@ describe('transactions', () => {
     assert.equal(((await call('getFeeForMessage', [base64])) as { value: unknown }).value, 5000);
     clock.advance(slotsMs(151));
     assert.equal(((await call('getFeeForMessage', [base64])) as { value: unknown }).value, null);
+  });
+
+  test('getRecentPrioritizationFees: per recent block, its least price, raised by the accounts asked about', async () => {
+    clock.advance(slotsMs(150));
+    const [busy, quiet] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
+    await local.cheats.airdrop(busy.address, SOL);
+    await local.cheats.airdrop(quiet.address, SOL);
+    // The airdrops wrote both accounts without a price: the blocks that count come after theirs.
+    clock.advance(slotsMs(1));
+    const lifetime = local.ledger.latestBlockhash();
+    const send = async (payer: typeof busy, microLamports: bigint | null) => {
+      const transfer = getTransferSolInstruction({ source: payer, destination: payer.address, amount: 1 });
+      const price = microLamports === null ? [] : [getSetComputeUnitPriceInstruction({ microLamports })];
+      const tx = await signTransaction(payer, [...price, transfer], {
+        blockhash: lifetime.blockhash,
+        lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight),
+      });
+      await call('sendTransaction', [tx.base64, { encoding: 'base64' }]);
+    };
+    // One block: a transaction writing `busy` at 7,000 micro-lamports per unit, one writing `quiet`
+    // without a price. The next: `busy` at 9,000 only.
+    await send(busy, 7_000n);
+    await send(quiet, null);
+    const first = slotNow();
+    clock.advance(slotsMs(1));
+    await send(busy, 9_000n);
+    const fees = async (addresses: string[]) =>
+      new Map(
+        (
+          (await call('getRecentPrioritizationFees', [addresses])) as {
+            slot: number;
+            prioritizationFee: number;
+          }[]
+        ).map((entry) => [entry.slot, entry.prioritizationFee]),
+      );
+    const busyFees = await fees([busy.address, TOKEN_PROGRAM]);
+    assert.equal(busyFees.size, 150);
+    assert.equal(Math.max(...busyFees.keys()), first + 1, 'the last 150 slots, the current one last');
+    assert.equal(busyFees.get(first), 7_000, 'what writing `busy` cost in that block');
+    assert.equal(busyFees.get(first + 1), 9_000);
+    assert.equal(busyFees.get(first - 1), 0, 'an empty block costs nothing');
+    const anyFees = await fees([]);
+    assert.equal(anyFees.get(first), 0, 'the least price of the block');
+    assert.equal(anyFees.get(first + 1), 9_000, 'a block of one transaction: its price');
+    assert.equal((await fees([quiet.address])).get(first), 0);
+    // 150 slots on, both blocks are forgotten.
+    clock.advance(slotsMs(150));
+    assert.deepEqual([...(await fees([busy.address])).values()], Array(150).fill(0));
   });
 
   test('surfnet_timeTravel moves slot and clock forward only', async () => {

@@ -35,8 +35,9 @@ export const COMPUTE_UNIT_LIMITS = {
 /**
  * What deploying and running a route of `hops` hops puts on chain and signs, counting every item
  * in full (the estimate knows neither wallet): the accounts the source pays rent for (by size),
- * which of them come back, and the transactions and signatures of the bundle and of the keeper's
- * hops, plus the one hop's worth the keeper is funded with as a margin. A `native` route (on the
+ * which of them come back, the signatures of the bundle and of the keeper's hops, plus the one
+ * hop's worth the keeper is funded with as a margin, and the compute units of the bundle (the
+ * keeper's are paid from its fee budget, src/domain/priority-fees.ts). A `native` route (on the
  * native mint) delivers SOL to the recipient's wallet, so it has no recipient token account; its
  * bundle opens a wrapped-SOL account for the source and closes it again once the route took the
  * SOL.
@@ -73,14 +74,11 @@ export function routeFootprint(input: { hops: number; native: boolean }) {
     signatures: 1 + (1 + addHopsTxs + intermediates) + 1 + sessionTxs + hops + 1,
     /** Signatures of the keeper's margin, which comes back with the keeper's leftover. */
     refundableSignatures: 1,
-    computeUnits:
+    bundleComputeUnits:
       COMPUTE_UNIT_LIMITS.keeperFunding +
       COMPUTE_UNIT_LIMITS.createRoute +
       addHopsTxs * COMPUTE_UNIT_LIMITS.addHops +
       COMPUTE_UNIT_LIMITS.orchestratorInit +
-      sessionTxs * COMPUTE_UNIT_LIMITS.sessionInit +
-      (hops + 1) * COMPUTE_UNIT_LIMITS.executeStep,
-    /** Compute units of the keeper's margin. */
-    refundableComputeUnits: COMPUTE_UNIT_LIMITS.executeStep,
+      sessionTxs * COMPUTE_UNIT_LIMITS.sessionInit,
   };
 }

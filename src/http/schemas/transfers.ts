@@ -185,10 +185,18 @@ export const feeEstimateSchema = z
         orchestratorRentLamports: z.int(),
         ataRentLamports: z.int(),
         transactionFeesLamports: z.int(),
-        priorityFeesLamports: z.int(),
+        priorityFeesLamports: z
+          .int()
+          .describe(
+            "The bundle's transactions at the floor price, and the keeper's priority-fee budget for the route's hops, sized to let their price rise when the network is busy.",
+          ),
         protocolFlatFeeLamports: z.int(),
       }),
-      refundableLamports: z.int(),
+      refundableLamports: z
+        .int()
+        .describe(
+          "What comes back once the route settled and its rent is reclaimed: the source's rent, the keeper's margin and whatever of its priority-fee budget the hops did not spend (all of it but the hops' fees at the floor price, when they land at it).",
+        ),
       netCostLamports: z.int(),
     }),
   })
