@@ -1,7 +1,12 @@
 import type { Address, TransactionError } from '@solana/kit';
 import { CLOCK_SYSVAR, decodeClockAccount } from '../chain/accounts.ts';
 import { decodeRoute, type Route } from '../chain/router/accounts.ts';
-import { describeRouterFailure, routerErrorName, tokenErrorName } from '../chain/router/errors.ts';
+import {
+  customErrorCode,
+  describeRouterFailure,
+  routerErrorName,
+  tokenErrorName,
+} from '../chain/router/errors.ts';
 import type { AccountReader } from '../chain/types.ts';
 import type { RouteRecord, Transfer } from '../domain/transfer.ts';
 
@@ -26,9 +31,7 @@ export type Verdict =
  * lands or reaches its deadline, after which the source rescues it.
  */
 export function classifyHopError(error: TransactionError | undefined): Verdict {
-  const failed = (error as { InstructionError?: [number, unknown] } | undefined)?.InstructionError?.[1];
-  const custom = (failed as { Custom?: number | bigint } | undefined)?.Custom;
-  const code = custom === undefined ? undefined : Number(custom);
+  const code = customErrorCode(error);
   const name = code === undefined ? undefined : routerErrorName(code);
   switch (name) {
     case 'StepNotDue':
