@@ -13,8 +13,8 @@ import { createMint } from '../helpers/chain.ts';
 import { type ServiceProcess, startServiceProcess } from '../helpers/process.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { deployRoute, quoteRoute } from '../helpers/route.ts';
-import { assertCarriedOnce, routeOnChain, travelTo } from './helpers.ts';
-import { sharedWith, waitUntil } from './worker-process.ts';
+import { assertCarriedOnce, routeOnChain, travelTo } from '../keeper/helpers.ts';
+import { sharedWith, waitUntil } from '../keeper/worker-process.ts';
 
 /** How long before a hop falls due the chain is moved to: more than a worker's longest sleep (5 s). */
 const LEAD_SECONDS = 6n;
