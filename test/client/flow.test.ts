@@ -130,6 +130,31 @@ describe('the TypeScript client, as an integrator uses it against the service', 
     assert.ok(signatures.keeperFundingSignature);
   });
 
+  test("a service whose node lags the wallet's finds the route missing at first: the client reports again, it prepares no new bundle", async () => {
+    const route = await quote(usdc);
+    // The service's reads show the route only from the third report on, as a node that lags would.
+    let reports = 0;
+    const lagging: Pick<TransferRouterClient, 'prepareTransfer' | 'confirmBroadcast'> = {
+      prepareTransfer: (id, options) => client.prepareTransfer(id, options),
+      async confirmBroadcast(id, report, options) {
+        const answer = await client.confirmBroadcast(id, report, options);
+        const final = report.routeInitSignatures.length > 0;
+        if (!final || ++reports >= 3) return answer;
+        return { ...answer, transfer: { ...answer.transfer, status: 'awaiting_signature' } };
+      },
+    };
+    const progress: BroadcastProgress[] = [];
+    const { transfer } = await signAndBroadcastBundle(lagging, {
+      transferId: route.id,
+      signer: route.source,
+      ...kitRpc(t),
+      onProgress: (event) => void progress.push(event),
+    });
+    assert.equal(transfer.status, 'processing');
+    assert.equal(progress.filter((event) => event.kind === 'prepared').length, 1, 'one bundle');
+    assert.equal(progress.filter((event) => event.kind === 'reported').length, 3);
+  });
+
   test('a blockhash that expires part-way: the keeper is funded once, the rest comes from a resumed bundle', async () => {
     const route = await quote(usdc);
     const progress: BroadcastProgress[] = [];

@@ -10,12 +10,13 @@ import {
   type Signature,
   type TransactionPartialSigner,
 } from '@solana/kit';
-import type {
-  CallOptions,
-  ConfirmBroadcastRequest,
-  PreparedTransactionBundle,
-  Transfer,
-  TransferRouterClient,
+import {
+  type CallOptions,
+  type ConfirmBroadcastRequest,
+  delay,
+  type PreparedTransactionBundle,
+  type Transfer,
+  type TransferRouterClient,
 } from './client.ts';
 import { isLandingError } from './landing-error.ts';
 import { type LandingRpcApi, type LandOptions, landSigned } from './send.ts';
@@ -116,6 +117,9 @@ function transactionsOf(bundle: PreparedTransactionBundle): { group: BundleGroup
   ];
 }
 
+/** How many more times the final confirm-broadcast is made while the service's node may lag the wallet's. */
+const LAGGING_NODE_CALLS = 3;
+
 /** Thrown when a blockhash expired part-way: which group was being sent. */
 class BlockhashExpired extends Error {
   readonly group: BundleGroup;
@@ -191,6 +195,20 @@ export async function signAndBroadcastBundle(
       : {}),
   });
 
+  /**
+   * The final call, made again a few times while the service still finds something missing: every
+   * transaction landed, `confirmed` on the wallet's node, and the service's node may be behind it.
+   * Only then is a new bundle prepared (built from the service's reads, it would lag as well).
+   */
+  async function reportLanded(): Promise<Transfer> {
+    for (let again = 0; ; again++) {
+      const { transfer } = await client.confirmBroadcast(transferId, finalReport(), call);
+      await progress({ kind: 'reported', transfer });
+      if (transfer.status !== 'awaiting_signature' || again >= LAGGING_NODE_CALLS) return transfer;
+      await delay(1_000 * (again + 1), options.signal);
+    }
+  }
+
   let bundle = options.bundle ?? (await client.prepareTransfer(transferId, call)).preparedTxs;
   for (let attempt = 1; ; attempt++) {
     await progress({ kind: 'prepared', bundle, resumed: attempt > 1 });
@@ -203,8 +221,7 @@ export async function signAndBroadcastBundle(
       expired = true;
     }
     if (!expired) {
-      const { transfer } = await client.confirmBroadcast(transferId, finalReport(), call);
-      await progress({ kind: 'reported', transfer });
+      const transfer = await reportLanded();
       if (transfer.status !== 'awaiting_signature') return { transfer, signatures: finalReport() };
       if (attempt >= maxBundles) {
         throw new Error(
