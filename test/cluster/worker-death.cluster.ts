@@ -14,7 +14,7 @@ import { type ServiceProcess, startServiceProcess } from '../helpers/process.ts'
 import { startReceiver } from '../helpers/receiver.ts';
 import { deployRoute, quoteRoute } from '../helpers/route.ts';
 import { assertCarriedOnce, routeOnChain, travelTo } from '../keeper/helpers.ts';
-import { sharedWith, waitUntil } from '../keeper/worker-process.ts';
+import { waitUntil, workerProcessEnv } from '../keeper/worker-process.ts';
 
 /** How long before a hop falls due the chain is moved to: more than a worker's longest sleep (5 s). */
 const LEAD_SECONDS = 6n;
@@ -49,15 +49,7 @@ describe('a worker killed right after it sends a hop', () => {
 
   const startWorker = async () => {
     const worker = await startServiceProcess(
-      {
-        ...sharedWith(t),
-        CLUSTER: 'localnet',
-        PLATFORM_ADMIN_KEYPAIR: JSON.stringify(keys.admin.toKeygenArray()),
-        SCREENING_AUTHORITY_KEYPAIR: JSON.stringify(keys.screeningAuthority.toKeygenArray()),
-        PLATFORM_FEE_KEYPAIR: JSON.stringify(keys.feeWallet.toKeygenArray()),
-        METRICS_PORT: '0',
-        LOG_LEVEL: 'debug',
-      },
+      { ...workerProcessEnv(t, keys), LOG_LEVEL: 'debug' },
       { workersOnly: true },
     );
     workers.push(worker);

@@ -161,6 +161,23 @@ export async function rescuableOnChain(t: TestApp, id: number) {
 export const sortAccounts = (accounts: readonly { kind: string; lamports: number }[]) =>
   [...accounts].sort((a, b) => a.kind.localeCompare(b.kind) || a.lamports - b.lamports);
 
+/**
+ * Deploys a quoted route and moves the chain's clock to its first hop's due time (`interval`
+ * seconds after the chain's time before the deployment): the route's address, keeper and that time.
+ */
+export async function deployWithFirstHopDue(
+  t: TestApp,
+  caller: Caller,
+  route: QuotedRoute,
+  interval: bigint,
+) {
+  const t0 = await chainNow(t);
+  await deployRoute(t, caller, route);
+  await travelTo(t, t0 + interval);
+  const { address, route: onChain } = await routeOnChain(t, route.id);
+  return { t0, address, keeper: onChain.keeper };
+}
+
 /** A deployed route the keeper took over, with what was true before its hops. */
 export interface DeployedRoute extends QuotedRoute {
   hops: number;

@@ -23,7 +23,7 @@ import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { otherWorkerProcess } from '../helpers/database.ts';
-import { deployRoute, quoteRoute } from '../helpers/route.ts';
+import { quoteRoute } from '../helpers/route.ts';
 import {
   ata,
   broadcast,
@@ -35,7 +35,7 @@ import {
   travelPast,
   UNLIMITED,
 } from '../recovery/helpers.ts';
-import { chainNow, keeperWorker, lamports, routeOnChain, transferOf, travelTo } from './helpers.ts';
+import { deployWithFirstHopDue, keeperWorker, lamports, routeOnChain, transferOf } from './helpers.ts';
 import { waitUntil } from './worker-process.ts';
 
 const HOPS = 3;
@@ -86,11 +86,7 @@ describe('the price of a hop', () => {
   async function dueRoute() {
     const route = await quoteRoute(t, caller, { hops: HOPS, mint: usdc, arrivalSeconds: ARRIVAL });
     const before = await holdings(t, route);
-    const t0 = await chainNow(t);
-    await deployRoute(t, caller, route);
-    await travelTo(t, t0 + INTERVAL);
-    const { address, route: onChain } = await routeOnChain(t, route.id);
-    return { ...route, before, t0, address, keeper: onChain.keeper };
+    return { ...route, before, ...(await deployWithFirstHopDue(t, caller, route, INTERVAL)) };
   }
 
   /** What the transfer's row says: the keeper's funding, what its transactions spent, the stored hop transaction. */

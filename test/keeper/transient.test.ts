@@ -24,12 +24,12 @@ import type { Chain, WireTransactionInput } from '../../src/chain/types.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 import { otherWorkerProcess } from '../helpers/database.ts';
-import { deployRoute, quoteRoute } from '../helpers/route.ts';
+import { quoteRoute } from '../helpers/route.ts';
 import { UNLIMITED } from '../route/helpers.ts';
 import {
   allCompleted,
-  chainNow,
   deployDueRoutes,
+  deployWithFirstHopDue,
   keeperWorker,
   lamports,
   routeOnChain,
@@ -74,11 +74,7 @@ describe('hops that do not land the first time', () => {
   /** A deployed 3-hop route whose first hop is due now. */
   async function dueRoute() {
     const route = await quoteRoute(t, caller, { hops: HOPS, mint: usdc, arrivalSeconds: ARRIVAL });
-    const t0 = await chainNow(t);
-    await deployRoute(t, caller, route);
-    await travelTo(t, t0 + INTERVAL);
-    const { route: onChain } = await routeOnChain(t, route.id);
-    return { ...route, t0, keeper: onChain.keeper };
+    return { ...route, ...(await deployWithFirstHopDue(t, caller, route, INTERVAL)) };
   }
 
   /**

@@ -16,7 +16,7 @@ import { type Caller, createTestApp, ENCRYPTION_KEY, SOL_MINT, type TestApp } fr
 import { createMint } from '../helpers/chain.ts';
 import { startServiceProcess } from '../helpers/process.ts';
 import { allCompleted, assertCarriedOnce, type DeployedRoute, deployDueRoutes } from './helpers.ts';
-import { sharedWith, waitUntil } from './worker-process.ts';
+import { waitUntil, workerProcessEnv } from './worker-process.ts';
 
 /** Every hop of the routes, as `transfer/step`. */
 const hopsOf = (routes: readonly DeployedRoute[]) =>
@@ -108,12 +108,7 @@ describe('two keeper workers on one database', () => {
 
   test('two `npm run worker` processes carry the routes, log each hop with its transfer id once, and serve the keeper metrics', async () => {
     const env = {
-      ...sharedWith(t),
-      CLUSTER: 'localnet',
-      PLATFORM_ADMIN_KEYPAIR: JSON.stringify(keys.admin.toKeygenArray()),
-      SCREENING_AUTHORITY_KEYPAIR: JSON.stringify(keys.screeningAuthority.toKeygenArray()),
-      PLATFORM_FEE_KEYPAIR: JSON.stringify(keys.feeWallet.toKeygenArray()),
-      METRICS_PORT: '0',
+      ...workerProcessEnv(t, keys),
       // The processes go by the system's clock, months after the test's: housekeeping would
       // otherwise delete the transfers' events as too old.
       EVENT_RETENTION_DAYS: '3650',

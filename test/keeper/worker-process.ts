@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { PlatformKeys } from '../../src/platform/platform.ts';
 import { ENCRYPTION_KEY, type TestApp } from '../helpers/app.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -47,6 +48,21 @@ export function sharedWith(t: TestApp) {
     DATABASE_URL: t.database.url,
     RPC_URL: t.chain.rpcUrl,
     ENCRYPTION_KEY: ENCRYPTION_KEY.toString('hex'),
+  };
+}
+
+/**
+ * What an `npm run worker` process needs to run beside the test app: its database and chain, the
+ * platform's keys, metrics on a free port.
+ */
+export function workerProcessEnv(t: TestApp, keys: PlatformKeys): Record<string, string> {
+  return {
+    ...sharedWith(t),
+    CLUSTER: 'localnet',
+    PLATFORM_ADMIN_KEYPAIR: JSON.stringify(keys.admin.toKeygenArray()),
+    SCREENING_AUTHORITY_KEYPAIR: JSON.stringify(keys.screeningAuthority.toKeygenArray()),
+    PLATFORM_FEE_KEYPAIR: JSON.stringify(keys.feeWallet.toKeygenArray()),
+    METRICS_PORT: '0',
   };
 }
 
