@@ -50,9 +50,10 @@ const FAULTS: Partial<FaultPlan> = { ...BAD_DAY, seed: process.env.RPC_FAULTS_SE
 const TRANSFERS = [3, 4, 5, 6, 3, 4, 5, 6, 3, 4, 5, 6].map((hops, i) => ({ hops, native: i % 3 === 0 }));
 /**
  * On time: a transfer arrives (its last hop lands) within the shortest interval a route can have
- * between two hops (15 s, at the minimum arrival of 4 hops and more) of its due time.
+ * between two hops (15 s, at the minimum arrival of 4 hops and more) of its due time, plus the 5 s
+ * a killed worker's routes wait before its silence counts as death.
  */
-const ON_TIME_MS = 15_000;
+const ON_TIME_MS = 20_000;
 /** How often the chain's clock is moved on to the next due hop. */
 const BEAT_MS = 400;
 const ADMIN_TOKEN = 'faults-admin-token-0123456789abcdef';
