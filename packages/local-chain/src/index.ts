@@ -5,6 +5,13 @@ export type { Clock } from './clock.ts';
 export type { Block, EpochInfo, Ledger } from './ledger.ts';
 export { parseTokenProgram, type TokenProgramImplementation } from './legacy-token.ts';
 export { ChainDataError } from './persistence.ts';
+export {
+  type ChainProfile,
+  type ChainProfileName,
+  chainProfile,
+  chainProfileFromEnv,
+  parseChainProfile,
+} from './profile.ts';
 export type { ChainLog } from './rpc-subscriptions.ts';
 export {
   type LocalChain,

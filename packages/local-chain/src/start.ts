@@ -16,6 +16,7 @@ import { type Clock, systemClock } from './clock.ts';
 import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
 import { legacyTokenProgram, type TokenProgramImplementation } from './legacy-token.ts';
 import { type ChainPersistence, createChainPersistence } from './persistence.ts';
+import type { ChainProfile } from './profile.ts';
 import { startRpcServer } from './rpc-server.ts';
 import type { ChainLog } from './rpc-subscriptions.ts';
 
@@ -47,6 +48,13 @@ export interface LocalChainOptions {
    * on the legacy program keeps it when resumed without the option.
    */
   tokenProgram?: TokenProgramImplementation;
+  /**
+   * How the chain behaves (default: the `instant` profile). `mainnet` includes transactions a slot
+   * or more after they are sent, or never, forks, serves commitment levels honestly, prices
+   * congestion, runs the legacy Token program and puts a misbehaving endpoint in front (see
+   * profile.ts); `tokenProgram`, when given, overrides the profile's choice.
+   */
+  profile?: ChainProfile;
   /** Write-behind interval of the data directory (default 1000 ms). */
   flushIntervalMs?: number;
   /** How many landed transactions are remembered (default 50,000). */
