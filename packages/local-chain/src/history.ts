@@ -55,6 +55,8 @@ export interface AddressQuery {
   before?: string;
   /** Stop at this signature (exclusive); an unknown one does not bound the search. */
   until?: string;
+  /** Only transactions of this slot and older (those that reached the read's commitment). */
+  maxSlot?: number;
 }
 
 /** The records of one chain. */
@@ -120,6 +122,21 @@ export function createHistory(options: {
         forget(oldest);
       }
     },
+    /** Forgets the newest block's records (its block was rolled back); returns them. */
+    removeSlot(slot: number): readonly TxRecord[] {
+      const records = bySlot.get(slot) ?? [];
+      bySlot.delete(slot);
+      for (const record of records) {
+        bySignature.delete(record.signature);
+        for (const address of addressesOf.get(record) ?? []) {
+          const list = byAddress.get(address)?.filter((listed) => listed !== record);
+          if (list?.length) byAddress.set(address, list);
+          else byAddress.delete(address);
+        }
+        addressesOf.delete(record);
+      }
+      return records;
+    },
     get: (signature: string): TxRecord | undefined => bySignature.get(signature),
     /** The transactions of a slot's block, in execution order. */
     inSlot: (slot: number): readonly TxRecord[] => bySlot.get(slot) ?? [],
@@ -133,7 +150,7 @@ export function createHistory(options: {
       const out: TxRecord[] = [];
       for (let i = list.length - 1; i >= 0 && out.length < query.limit; i--) {
         const record = list[i] as TxRecord;
-        if (record.seq >= below) continue;
+        if (record.seq >= below || record.slot > (query.maxSlot ?? Number.POSITIVE_INFINITY)) continue;
         if (record.seq <= until) break;
         out.push(record);
       }

@@ -1,14 +1,15 @@
 // The local chain: a LiteSVM runtime made to behave like a validator. This module puts its parts
 // together and gives them one face: slots.ts (slots, blockhashes, the Clock and SlotHashes
 // sysvars), transactions.ts (checking, executing and recording transactions), history.ts (what is
-// remembered, by signature, slot and address), priority-fees.ts (recent prices, from the blocks)
-// and cheats.ts (faucet, account writes, time travel).
+// remembered, by signature, slot and address), priority-fees.ts (recent prices, from the blocks),
+// cheats.ts (faucet, account writes, time travel) and, on the mainnet profile, cluster.ts (leaders
+// including sent transactions later or never, forks, congestion, and reads at each commitment).
 // Every call first produces the slots that are due, so the chain is as current as its clock.
 // Everything is synchronous and single-threaded: one request is one atomic step of the chain.
 //
 // It drives LiteSVM's native binding (`litesvm/dist/internal.js`) rather than the kit-typed
 // wrapper: the endpoint receives raw wire bytes and the binding takes them as they are.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { EpochSchedule, LiteSvm } from 'litesvm/dist/internal.js';
 import { encodeBase58 } from './base58.ts';
 import {
@@ -19,12 +20,17 @@ import {
   type TokenAccountPatch,
 } from './cheats.ts';
 import type { Clock } from './clock.ts';
+import { type Cluster, type Commitment, createCluster } from './cluster.ts';
 import { computeFee } from './fees.ts';
 import { type AddressQuery, createHistory, STATUS_CACHE_SLOTS, type TxRecord } from './history.ts';
+import { keyOf } from './keys.ts';
 import { createPriorityFees } from './priority-fees.ts';
-import { createSlots, DEFAULT_SLOT_MS, SLOTS_PER_EPOCH } from './slots.ts';
-import { createTransactions, type LedgerAccount, ledgerAccount } from './transactions.ts';
-import type { WireMessage } from './wire.ts';
+import type { ChainProfile } from './profile.ts';
+import { BLOCKHASH_VALID_SLOTS, createSlots, DEFAULT_SLOT_MS, SLOTS_PER_EPOCH } from './slots.ts';
+import { createTransactions, type LedgerAccount, ledgerAccount, type SubmitOutcome } from './transactions.ts';
+import { decodeWireTransaction, type WireMessage } from './wire.ts';
+
+export type { Commitment } from './cluster.ts';
 
 /** Numbers of getEpochInfo. */
 export interface EpochInfo {
@@ -75,6 +81,8 @@ export interface LedgerOptions {
   restored?: RestoredLedger;
   /** Oldest transactions are forgotten beyond this many (default 50,000). */
   maxRecordedTransactions?: number;
+  /** How the chain behaves (default: instant; see profile.ts). */
+  profile?: ChainProfile;
 }
 
 type TransactionListener = (record: TxRecord, keys: Uint8Array[], writable: Uint8Array[]) => void;
@@ -95,21 +103,32 @@ export function createLedger(options: LedgerOptions) {
     svm.setEpochSchedule(new EpochSchedule(BigInt(SLOTS_PER_EPOCH), BigInt(SLOTS_PER_EPOCH), false, 0n, 0n));
     svm.withNativeMints();
   }
-  const genesisHash = meta?.genesisHash ?? encodeBase58(randomBytes(32));
-  const faucetSeed = meta ? Buffer.from(meta.faucetSeed, 'hex') : randomBytes(32);
+  const behaviour = options.profile?.cluster;
+  const seed = options.profile?.seed ?? '';
+  // A mainnet-like chain's identity comes from its seed too, so that its blockhashes, and the
+  // signatures of what is built on them, repeat from run to run.
+  const seeded = (what: string) => createHash('sha256').update(`${what}:${seed}`).digest();
+  const genesisHash = meta?.genesisHash ?? encodeBase58(behaviour ? seeded('genesis') : randomBytes(32));
+  const faucetSeed = meta
+    ? Buffer.from(meta.faucetSeed, 'hex')
+    : behaviour
+      ? seeded('faucet')
+      : randomBytes(32);
   const slots = createSlots({
     svm,
     clock: options.clock,
     slotMs: options.slotMs ?? DEFAULT_SLOT_MS,
     genesisHash,
     restored: meta && { slot: meta.slot, chainTimeMs: meta.chainTimeMs, anchors: meta.anchors ?? [] },
+    stepwise: !!behaviour,
   });
   const history = createHistory({
     maxRecords: options.maxRecordedTransactions ?? 50_000,
     records: options.restored?.records,
     firstAvailableSlot: meta?.firstAvailableSlot,
   });
-  const priorityFees = createPriorityFees(history);
+  let cluster: Cluster | undefined;
+  const priorityFees = createPriorityFees(history, (slot) => cluster?.rateAt(slot) ?? 0n);
   const listeners = new Set<TransactionListener>();
   // Write-behind saving: what changed since the last exportState.
   let dirty = !meta;
@@ -123,7 +142,24 @@ export function createLedger(options: LedgerOptions) {
       unsaved.push(record);
       for (const listener of listeners) listener(record, keys, writable);
     },
+    beforeExecute: (writable) => cluster?.overwriting(writable),
   });
+  if (behaviour) {
+    cluster = createCluster(behaviour, seed, {
+      svm,
+      slots,
+      history,
+      execute: (bytes) => transactions.submit(bytes, { preflight: false }),
+      onRolledBack(slot) {
+        unsaved = unsaved.filter((record) => record.slot !== slot);
+        priorityFees.forget(slot);
+        dirty = true;
+      },
+    });
+  }
+  // The blocks of a mainnet-like chain are produced as their slots begin.
+  const producing = cluster;
+  if (producing) slots.onSlot((slot) => producing.produce(slot));
   const cheats = createCheats({
     svm,
     slots,
@@ -139,9 +175,19 @@ export function createLedger(options: LedgerOptions) {
     dirty = true;
   }
 
-  function epochInfo(): EpochInfo {
+  /** The slot a read at `commitment` sees (the tip, unless the chain is mainnet-like). */
+  function slotAt(commitment: Commitment): number {
     slots.sync();
-    const slot = slots.current();
+    return cluster ? cluster.slotAt(commitment) : slots.current();
+  }
+
+  function accountAt(key: Uint8Array, commitment: Commitment): LedgerAccount | null {
+    const current = () => ledgerAccount(svm.getAccount(key));
+    return cluster ? cluster.accountAt(key, slotAt(commitment), current) : (slots.sync(), current());
+  }
+
+  function epochInfo(commitment: Commitment = 'processed'): EpochInfo {
+    const slot = slotAt(commitment);
     return {
       absoluteSlot: slot,
       blockHeight: slot,
@@ -159,11 +205,22 @@ export function createLedger(options: LedgerOptions) {
     /** Produces the slots that wall time says are due. */
     sync: slots.sync,
     epochInfo,
-    /** The current slot (which is also the block height: this chain skips no slot). */
-    slot(): number {
+    /**
+     * The slot at a commitment (default: the tip). It is also the block height: a slot whose block
+     * was rolled back still counts, a simplification of how clusters count skipped slots.
+     */
+    slot: (commitment: Commitment = 'processed'): number => slotAt(commitment),
+    /** How far a landed transaction's block has come; every block is final at once on an instant chain. */
+    confirmationOf(slot: number): { confirmationStatus: Commitment; confirmations: number | null } {
       slots.sync();
-      return slots.current();
+      return cluster ? cluster.statusOf(slot) : { confirmationStatus: 'finalized', confirmations: null };
     },
+    /** Whether the chain confirms and finalizes as it produces (the instant profile). */
+    instant: !cluster,
+    /** Whether a slot's block was rolled back (its slot is then skipped). */
+    isSkipped: (slot: number): boolean => cluster?.isSkipped(slot) ?? false,
+    /** Transactions sent but not yet included by a leader. */
+    pendingCount: (): number => cluster?.pendingCount() ?? 0,
     /** The chain's current time in Unix milliseconds (wall time plus any time travel). */
     chainTimeMs: slots.chainNowMs,
     /** Unix seconds of the current slot, as the Clock sysvar holds it. */
@@ -171,9 +228,12 @@ export function createLedger(options: LedgerOptions) {
       slots.sync();
       return slots.unixSecondsAt(slots.current());
     },
-    latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
-      slots.sync();
-      return slots.latest();
+    latestBlockhash(commitment: Commitment = 'processed'): {
+      blockhash: string;
+      lastValidBlockHeight: number;
+    } {
+      const slot = slotAt(commitment);
+      return { blockhash: slots.blockhashAt(slot), lastValidBlockHeight: slot + BLOCKHASH_VALID_SLOTS };
     },
     isBlockhashValid(blockhash: string): boolean {
       slots.sync();
@@ -186,10 +246,18 @@ export function createLedger(options: LedgerOptions) {
       return computeFee(message);
     },
 
-    /** Checks, executes and records a serialized transaction. Throws WireFormatError on bad bytes. */
-    submit(bytes: Uint8Array, opts: { preflight: boolean }) {
+    /**
+     * Checks, executes and records a serialized transaction; on a mainnet-like chain, checks it and
+     * hands it to a leader (the outcome is `queued`). Throws WireFormatError on bad bytes.
+     */
+    submit(bytes: Uint8Array, opts: { preflight: boolean }): SubmitOutcome {
       slots.sync();
-      return transactions.submit(bytes, opts);
+      if (!cluster) return transactions.submit(bytes, opts);
+      const refused = transactions.admit(bytes, opts);
+      if (refused) return refused;
+      const signature = encodeBase58(decodeWireTransaction(bytes).signatures[0] as Uint8Array);
+      cluster.accept(bytes, signature);
+      return { kind: 'queued', signature };
     },
     /** Runs a transaction without committing it. Throws WireFormatError on bad bytes. */
     simulate(bytes: Uint8Array, opts: Parameters<typeof transactions.simulate>[1]) {
@@ -197,29 +265,38 @@ export function createLedger(options: LedgerOptions) {
       return transactions.simulate(bytes, opts);
     },
 
-    getAccount(key: Uint8Array): LedgerAccount | null {
-      slots.sync();
-      return ledgerAccount(svm.getAccount(key));
-    },
-    getBalance(key: Uint8Array): bigint {
-      slots.sync();
-      return svm.getBalance(key) ?? 0n;
-    },
-    programAccounts(program: Uint8Array): { key: Uint8Array; account: LedgerAccount }[] {
-      slots.sync();
-      return svm.getProgramAccounts(program).flatMap((entry) => {
+    /** An account as a read at `commitment` sees it (default: the tip). */
+    getAccount: (key: Uint8Array, commitment: Commitment = 'processed'): LedgerAccount | null =>
+      accountAt(key, commitment),
+    getBalance: (key: Uint8Array, commitment: Commitment = 'processed'): bigint =>
+      accountAt(key, commitment)?.lamports ?? 0n,
+    programAccounts(
+      program: Uint8Array,
+      commitment: Commitment = 'processed',
+    ): { key: Uint8Array; account: LedgerAccount }[] {
+      const at = slotAt(commitment);
+      const accounts = new Map<string, { key: Uint8Array; account: LedgerAccount }>();
+      for (const entry of svm.getProgramAccounts(program)) {
         const account = ledgerAccount(entry.account());
-        return account ? [{ key: entry.address, account }] : [];
-      });
+        if (account) accounts.set(keyOf(entry.address), { key: entry.address, account });
+      }
+      // Accounts written since the slot read had another state then, perhaps another owner.
+      const owner = keyOf(program);
+      for (const { key, before } of cluster?.writtenAfter(at) ?? []) {
+        accounts.delete(keyOf(key));
+        if (before && keyOf(before.owner) === owner) accounts.set(keyOf(key), { key, account: before });
+      }
+      return [...accounts.values()];
     },
     minimumBalanceForRentExemption(size: number): bigint {
       return svm.minimumBalanceForRentExemption(BigInt(size));
     },
 
-    /** The record of a landed transaction, if the chain still remembers it. */
-    getTransaction(signature: string): TxRecord | undefined {
-      slots.sync();
-      return history.get(signature);
+    /** The record of a landed transaction, if the chain still remembers it and it has reached `commitment`. */
+    getTransaction(signature: string, commitment: Commitment = 'confirmed'): TxRecord | undefined {
+      const at = slotAt(commitment);
+      const record = history.get(signature);
+      return record && record.slot <= at ? record : undefined;
     },
     /** The status of a signature, as getSignatureStatuses reports it. */
     signatureStatus(signature: string, searchTransactionHistory: boolean): TxRecord | null {
@@ -228,10 +305,13 @@ export function createLedger(options: LedgerOptions) {
       if (!record) return null;
       return searchTransactionHistory || slots.current() - record.slot <= STATUS_CACHE_SLOTS ? record : null;
     },
-    /** Transactions that list `address` among their accounts, newest first. */
-    signaturesForAddress(address: string, query: AddressQuery): TxRecord[] {
-      slots.sync();
-      return history.forAddress(address, query);
+    /** Transactions that list `address` among their accounts, newest first, that have reached `commitment`. */
+    signaturesForAddress(
+      address: string,
+      query: AddressQuery,
+      commitment: Commitment = 'confirmed',
+    ): TxRecord[] {
+      return history.forAddress(address, { ...query, maxSlot: slotAt(commitment) });
     },
     /** Per recent slot, the least compute-unit price paid, as high as that of any of `addresses` (see priority-fees.ts). */
     recentPrioritizationFees(addresses: readonly string[]) {
@@ -240,14 +320,16 @@ export function createLedger(options: LedgerOptions) {
     },
     /** The oldest slot whose block is still complete. */
     firstAvailableBlock: history.firstAvailableSlot,
-    /** The block of a slot from the first available one to the current one. */
+    /** The block of a slot from the first available one to the current one (not a skipped one). */
     block(slot: number): Block {
+      let parentSlot = Math.max(0, slot - 1);
+      while (parentSlot > 0 && cluster?.isSkipped(parentSlot)) parentSlot--;
       return {
         slot,
-        parentSlot: Math.max(0, slot - 1),
+        parentSlot,
         blockhash: slots.blockhashAt(slot),
         // Slot 0 has no parent: validators give the default (all-zero) hash.
-        previousBlockhash: slot === 0 ? encodeBase58(new Uint8Array(32)) : slots.blockhashAt(slot - 1),
+        previousBlockhash: slot === 0 ? encodeBase58(new Uint8Array(32)) : slots.blockhashAt(parentSlot),
         blockTime: slots.unixSecondsAt(slot),
         transactions: history.inSlot(slot),
       };
@@ -256,12 +338,16 @@ export function createLedger(options: LedgerOptions) {
     /** Sends lamports from the faucet. */
     airdrop(to: Uint8Array, lamports: bigint) {
       slots.sync();
-      return cheats.airdrop(to, lamports);
+      const outcome = cheats.airdrop(to, lamports);
+      // The faucet is the chain's own: its block is never on a fork.
+      cluster?.pin();
+      return outcome;
     },
-    /** Creates or overwrites an account (cheat code). */
+    /** Creates or overwrites an account (cheat code), as of every commitment. */
     setAccount(key: Uint8Array, patch: AccountPatch) {
       slots.sync();
       cheats.setAccount(key, patch);
+      cluster?.forget(key);
       dirty = true;
     },
     /** Creates or updates `owner`'s associated token account for an existing `mint` (cheat code). */
@@ -273,6 +359,7 @@ export function createLedger(options: LedgerOptions) {
     ) {
       slots.sync();
       const ata = await cheats.setTokenAccount(owner, mint, patch, tokenProgram);
+      cluster?.forget(ata);
       dirty = true;
       return ata;
     },

@@ -44,10 +44,20 @@ function feeFor(fees: BlockFees, addresses: readonly string[]): bigint {
   return fee;
 }
 
-/** The recent prices of one chain's blocks, read from its history. */
-export function createPriorityFees(history: Pick<History, 'inSlot'>) {
+/**
+ * The recent prices of one chain's blocks, read from its history. `goingRate` is the least price a
+ * congested block's other transactions paid (the mainnet profile's fee market; 0 while calm).
+ */
+export function createPriorityFees(
+  history: Pick<History, 'inSlot'>,
+  goingRate: (slot: number) => bigint = () => 0n,
+) {
   const blocks = new Map<number, BlockFees>();
   return {
+    /** Forgets a block rolled back. */
+    forget(slot: number) {
+      blocks.delete(slot);
+    },
     /** The entries of the last 150 slots up to `currentSlot`, oldest first (a block without transactions: 0). */
     recent(currentSlot: number, addresses: readonly string[]): { slot: number; prioritizationFee: bigint }[] {
       const first = Math.max(0, currentSlot - RECENT_FEE_SLOTS + 1);
@@ -62,7 +72,9 @@ export function createPriorityFees(history: Pick<History, 'inSlot'>) {
         // Only the current slot's block still grows: what landed since the last question counts.
         const transactions = history.inSlot(slot);
         for (let i = fees.counted; i < transactions.length; i++) count(fees, transactions[i] as TxRecord);
-        return { slot, prioritizationFee: feeFor(fees, addresses) };
+        const fee = feeFor(fees, addresses);
+        const rate = goingRate(slot);
+        return { slot, prioritizationFee: rate > fee ? rate : fee };
       });
     },
   };

@@ -5,7 +5,7 @@ import { crc32 } from 'node:zlib';
 import { decodeBase58, decodeBase58Exact, encodeBase58 } from './base58.ts';
 import { type AccountPatch, LedgerInputError, type TokenAccountPatch } from './cheats.ts';
 import { keyOf } from './keys.ts';
-import type { Ledger } from './ledger.ts';
+import type { Commitment, Ledger } from './ledger.ts';
 import {
   accountEncoding,
   accountFilter,
@@ -59,9 +59,19 @@ function config(params: unknown[], index: number): Config {
   return value as Config;
 }
 
-/** Checks `minContextSlot` and returns the slot a response's context carries. */
+const COMMITMENTS = new Set(['processed', 'confirmed', 'finalized']);
+
+/** The commitment a request reads at: its own, else `finalized`, as validators default to. */
+function commitmentOf(cfg: Config): Commitment {
+  const commitment = cfg.commitment ?? 'finalized';
+  if (typeof commitment !== 'string' || !COMMITMENTS.has(commitment))
+    throw invalidParams(`Invalid param: unknown commitment ${String(commitment)}`);
+  return commitment as Commitment;
+}
+
+/** Checks `minContextSlot` and returns the slot a response's context carries: the one its commitment reads. */
 function contextSlot(ledger: Ledger, cfg: Config): number {
-  const slot = ledger.slot();
+  const slot = ledger.slot(commitmentOf(cfg));
   const min = cfg.minContextSlot;
   if (min !== undefined && min !== null) {
     if (typeof min !== 'number' && typeof min !== 'bigint')
@@ -162,6 +172,7 @@ function simulationFailure(outcome: Extract<SubmitOutcome, { kind: 'rejected' }>
 function sendResult(outcome: SubmitOutcome): string {
   switch (outcome.kind) {
     case 'landed':
+    case 'queued':
     case 'dropped':
       return outcome.signature;
     case 'rejected':
@@ -203,10 +214,11 @@ function tokenProgramParam(value: unknown): Uint8Array {
   return key;
 }
 
-// History methods answer only what is at least confirmed; on this chain everything is final.
-function atLeastConfirmed(cfg: Config) {
-  if (cfg.commitment === 'processed')
-    throw invalidParams('Method does not support commitment below `confirmed`');
+// History methods answer only what is at least confirmed.
+function atLeastConfirmed(cfg: Config): Commitment {
+  const commitment = commitmentOf(cfg);
+  if (commitment === 'processed') throw invalidParams('Method does not support commitment below `confirmed`');
+  return commitment;
 }
 
 function slotParam(value: unknown): number {
@@ -222,9 +234,13 @@ function transactionEncoding(value: unknown): TransactionEncoding {
   return encoding as TransactionEncoding;
 }
 
-// Blocks exist from the first one the chain still has whole to the current slot.
-function checkBlockAvailable(ledger: Ledger, slot: number) {
-  if (slot > ledger.slot()) throw new RpcError(-32004, `Block not available for slot ${slot}`);
+// Blocks exist from the first one the chain still has whole to the newest at the read's commitment,
+// except those rolled back.
+function checkBlockAvailable(ledger: Ledger, slot: number, commitment: Commitment) {
+  if (slot > ledger.slot(commitment)) throw new RpcError(-32004, `Block not available for slot ${slot}`);
+  if (ledger.isSkipped(slot)) {
+    throw new RpcError(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
+  }
   const first = ledger.firstAvailableBlock();
   if (slot < first) {
     throw new RpcError(
@@ -234,8 +250,10 @@ function checkBlockAvailable(ledger: Ledger, slot: number) {
   }
 }
 
-function slotRange(from: number, to: number): number[] {
-  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+function slotRange(ledger: Ledger, from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i).filter(
+    (slot) => !ledger.isSkipped(slot),
+  );
 }
 
 async function cheat<T>(run: () => T | Promise<T>): Promise<T> {
@@ -260,8 +278,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
     return ledger.epochInfo().transactionCount;
   },
   getEpochInfo: (params, ledger) => {
-    contextSlot(ledger, config(params, 0));
-    return ledger.epochInfo();
+    const cfg = config(params, 0);
+    contextSlot(ledger, cfg);
+    return ledger.epochInfo(commitmentOf(cfg));
   },
   getEpochSchedule: () => ({
     firstNormalEpoch: 0,
@@ -271,8 +290,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
     warmup: false,
   }),
   getLatestBlockhash: (params, ledger) => {
-    const slot = contextSlot(ledger, config(params, 0));
-    return withContext(slot, ledger.latestBlockhash());
+    const cfg = config(params, 0);
+    const slot = contextSlot(ledger, cfg);
+    return withContext(slot, ledger.latestBlockhash(commitmentOf(cfg)));
   },
   isBlockhashValid: (params, ledger) => {
     const slot = contextSlot(ledger, config(params, 1));
@@ -310,8 +330,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
   },
   getBalance: (params, ledger) => {
     const key = pubkey(params[0]);
-    const slot = contextSlot(ledger, config(params, 1));
-    return withContext(slot, u64(ledger.getBalance(key)));
+    const cfg = config(params, 1);
+    const slot = contextSlot(ledger, cfg);
+    return withContext(slot, u64(ledger.getBalance(key, commitmentOf(cfg))));
   },
   getAccountInfo: (params, ledger) => {
     const key = pubkey(params[0]);
@@ -319,7 +340,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const encoding = accountEncoding(cfg.encoding);
     const slice = dataSlice(cfg.dataSlice);
     const slot = contextSlot(ledger, cfg);
-    const account = ledger.getAccount(key);
+    const account = ledger.getAccount(key, commitmentOf(cfg));
     return withContext(slot, account && encodeAccount(ledger, account, encoding, slice));
   },
   getMultipleAccounts: (params, ledger) => {
@@ -334,7 +355,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     return withContext(
       slot,
       keys.map((key) => {
-        const account = ledger.getAccount(key);
+        const account = ledger.getAccount(key, commitmentOf(cfg));
         return account && encodeAccount(ledger, account, encoding, slice);
       }),
     );
@@ -347,7 +368,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const slot = contextSlot(ledger, cfg);
     const matches = accountFilter(cfg.filters);
     const value = ledger
-      .programAccounts(program)
+      .programAccounts(program, commitmentOf(cfg))
       .filter(({ account }) => matches(account.data))
       .map(({ key, account }) => ({
         account: encodeAccount(ledger, account, encoding, slice),
@@ -357,8 +378,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
   },
   getTokenAccountBalance: (params, ledger) => {
     const key = pubkey(params[0]);
-    const slot = contextSlot(ledger, config(params, 1));
-    const account = ledger.getAccount(key);
+    const cfg = config(params, 1);
+    const slot = contextSlot(ledger, cfg);
+    const account = ledger.getAccount(key, commitmentOf(cfg));
     if (!account) throw invalidParams('Invalid param: could not find account');
     if (!isTokenAccountData(account.data) || !isTokenProgram(account.owner))
       throw invalidParams('Invalid param: not a Token account');
@@ -370,8 +392,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
   },
   getTokenSupply: (params, ledger) => {
     const key = pubkey(params[0]);
-    const slot = contextSlot(ledger, config(params, 1));
-    const account = ledger.getAccount(key);
+    const cfg = config(params, 1);
+    const slot = contextSlot(ledger, cfg);
+    const account = ledger.getAccount(key, commitmentOf(cfg));
     if (!account || !isTokenProgram(account.owner) || !isMintData(account.data)) {
       throw invalidParams('Invalid param: not a Token mint');
     }
@@ -394,7 +417,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     let mint: Uint8Array | null = null;
     if (filter && typeof filter === 'object' && filter.mint !== undefined) {
       mint = pubkey(filter.mint);
-      const mintAccount = ledger.getAccount(mint);
+      const mintAccount = ledger.getAccount(mint, commitmentOf(cfg));
       if (!mintAccount || !isTokenProgram(mintAccount.owner))
         throw invalidParams('Invalid param: could not find mint');
       programs = [mintAccount.owner];
@@ -407,7 +430,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const mintKey = mint && keyOf(mint);
     const value = programs.flatMap((program) =>
       ledger
-        .programAccounts(program)
+        .programAccounts(program, commitmentOf(cfg))
         .filter(({ account }) => {
           if (!isTokenAccountData(account.data)) return false;
           const token = readTokenAccount(account.data);
@@ -434,8 +457,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
         if (!record) signature(sig);
         return (
           record && {
-            confirmationStatus: 'finalized',
-            confirmations: null,
+            ...ledger.confirmationOf(record.slot),
             err: record.err?.json ?? null,
             slot: record.slot,
             status: statusOf(record),
@@ -447,10 +469,9 @@ export const rpcMethods: Record<string, RpcHandler> = {
   getTransaction: (params, ledger) => {
     const sig = signature(params[0]);
     const cfg = typeof params[1] === 'string' ? { encoding: params[1] } : config(params, 1);
-    if (cfg.commitment === 'processed')
-      throw invalidParams('Method does not support commitment below `confirmed`');
+    const commitment = atLeastConfirmed(cfg);
     const encoding = transactionEncoding(cfg.encoding);
-    const record = ledger.getTransaction(sig);
+    const record = ledger.getTransaction(sig, commitment);
     if (!record) return null;
     const withVersion = cfg.maxSupportedTransactionVersion != null;
     return {
@@ -462,16 +483,17 @@ export const rpcMethods: Record<string, RpcHandler> = {
   getSignaturesForAddress: (params, ledger) => {
     const address = encodeBase58(pubkey(params[0]));
     const cfg = config(params, 1);
-    atLeastConfirmed(cfg);
+    const commitment = atLeastConfirmed(cfg);
     const limit = integer(cfg.limit ?? MAX_SIGNATURES_FOR_ADDRESS, 'limit');
     if (limit < 1n || limit > BigInt(MAX_SIGNATURES_FOR_ADDRESS))
       throw invalidParams(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`);
     const before = cfg.before == null ? undefined : signature(cfg.before);
     const until = cfg.until == null ? undefined : signature(cfg.until);
     contextSlot(ledger, cfg);
-    return ledger.signaturesForAddress(address, { limit: Number(limit), before, until }).map((record) => ({
+    const query = { limit: Number(limit), before, until };
+    return ledger.signaturesForAddress(address, query, commitment).map((record) => ({
       blockTime: record.blockTime,
-      confirmationStatus: 'finalized',
+      confirmationStatus: ledger.confirmationOf(record.slot).confirmationStatus,
       err: record.err?.json ?? null,
       memo: memoOf(record),
       signature: record.signature,
@@ -481,7 +503,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
   getBlock: (params, ledger) => {
     const slot = slotParam(params[0]);
     const cfg = typeof params[1] === 'string' ? { encoding: params[1] } : config(params, 1);
-    atLeastConfirmed(cfg);
+    const commitment = atLeastConfirmed(cfg);
     const encoding = transactionEncoding(cfg.encoding);
     const details = cfg.transactionDetails ?? 'full';
     if (typeof details !== 'string' || !TRANSACTION_DETAILS.has(details))
@@ -489,7 +511,7 @@ export const rpcMethods: Record<string, RpcHandler> = {
     const rewards = cfg.rewards ?? true;
     if (typeof rewards !== 'boolean') throw invalidParams('Invalid params: rewards must be a boolean');
     const withVersion = cfg.maxSupportedTransactionVersion != null;
-    checkBlockAvailable(ledger, slot);
+    checkBlockAvailable(ledger, slot, commitment);
     const block = ledger.block(slot);
     const out: Record<string, unknown> = {
       blockHeight: block.slot,
@@ -509,24 +531,24 @@ export const rpcMethods: Record<string, RpcHandler> = {
   },
   getBlockTime: (params, ledger) => {
     const slot = slotParam(params[0]);
-    checkBlockAvailable(ledger, slot);
+    checkBlockAvailable(ledger, slot, 'confirmed');
     return ledger.block(slot).blockTime;
   },
   getBlocks: (params, ledger) => {
     const start = slotParam(params[0]);
     const hasEnd = typeof params[1] === 'number' || typeof params[1] === 'bigint';
-    atLeastConfirmed(config(params, hasEnd ? 2 : 1));
-    const end = Math.min(hasEnd ? slotParam(params[1]) : start + MAX_BLOCK_RANGE, ledger.slot());
+    const commitment = atLeastConfirmed(config(params, hasEnd ? 2 : 1));
+    const end = Math.min(hasEnd ? slotParam(params[1]) : start + MAX_BLOCK_RANGE, ledger.slot(commitment));
     if (end - start > MAX_BLOCK_RANGE) throw invalidParams(`Slot range too large; max ${MAX_BLOCK_RANGE}`);
-    return slotRange(Math.max(start, ledger.firstAvailableBlock()), end);
+    return slotRange(ledger, Math.max(start, ledger.firstAvailableBlock()), end);
   },
   getBlocksWithLimit: (params, ledger) => {
     const start = slotParam(params[0]);
     const limit = Number(integer(params[1], 'limit'));
-    atLeastConfirmed(config(params, 2));
+    const commitment = atLeastConfirmed(config(params, 2));
     if (limit > MAX_BLOCK_RANGE) throw invalidParams(`Limit too large; max ${MAX_BLOCK_RANGE}`);
     const from = Math.max(start, ledger.firstAvailableBlock());
-    return slotRange(from, Math.min(from + limit - 1, ledger.slot()));
+    return slotRange(ledger, from, Math.min(from + limit - 1, ledger.slot(commitment)));
   },
   getFirstAvailableBlock: (_params, ledger) => ledger.firstAvailableBlock(),
   minimumLedgerSlot: (_params, ledger) => ledger.firstAvailableBlock(),

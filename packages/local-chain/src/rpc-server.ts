@@ -1,6 +1,7 @@
 // The local JSON-RPC endpoint: node:http for JSON-RPC over HTTP and `ws` for subscriptions (on the
 // RPC port and on the conventional RPC port + 1), on the ledger's own thread, so a request is
 // answered in the same turn as it is read.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -19,6 +20,11 @@ export interface RpcServerOptions {
   wsPort?: number | null;
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * WebSocket connections are cut after a random time of this mean, drawn from `seed`, as a
+   * provider's sockets are (their subscriptions end with them). Never when absent.
+   */
+  socketDrops?: { meanMs: number; seed: string };
   log?: ChainLog;
 }
 
@@ -180,7 +186,17 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
 
   const subscriptions = createSubscriptions(ledger, log);
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxBodyBytes });
-  wss.on('connection', (socket) => subscriptions.connect(socket));
+  let connections = 0;
+  wss.on('connection', (socket) => {
+    subscriptions.connect(socket);
+    const drops = options.socketDrops;
+    if (!drops) return;
+    const n = connections++;
+    const draw = createHash('sha256').update(`${drops.seed}:socket:${n}`).digest().readUIntBE(0, 6) / 2 ** 48;
+    const cut = setTimeout(() => socket.terminate(), -drops.meanMs * Math.log(1 - draw));
+    cut.unref();
+    socket.once('close', () => clearTimeout(cut));
+  });
   const servers: Server[] = [];
   function serve(server: Server) {
     server.keepAliveTimeout = KEEP_ALIVE_MS;

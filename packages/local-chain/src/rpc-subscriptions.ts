@@ -1,11 +1,13 @@
 // WebSocket subscriptions of the local endpoint, fed by the ledger's slot and transaction events:
 // signatures, slots and roots, accounts, program accounts and transaction logs, with the
-// parameters, notification shapes and error codes of a validator's PubSub service.
+// parameters, notification shapes and error codes of a validator's PubSub service. Signature and
+// account subscriptions notify once their commitment is reached (default `finalized`, as on a
+// validator); program and logs subscriptions notify as transactions are processed.
 import { type WebSocket, WebSocket as WebSocketState } from 'ws';
 import { decodeBase58Exact, encodeBase58 } from './base58.ts';
 import type { TxRecord } from './history.ts';
 import { keyOf } from './keys.ts';
-import type { Ledger } from './ledger.ts';
+import type { Commitment, Ledger } from './ledger.ts';
 import { accountEncoding, accountFilter, errorBody, invalidParams, RpcError, uiAccount } from './rpc-json.ts';
 
 interface Subscription {
@@ -36,6 +38,22 @@ function configOf(value: unknown): Config {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Config) : {};
 }
 
+function commitmentOf(config: Config): Commitment {
+  const commitment = config.commitment ?? 'finalized';
+  if (commitment !== 'processed' && commitment !== 'confirmed' && commitment !== 'finalized')
+    throw invalidParams(`Invalid param: unknown commitment ${String(commitment)}`);
+  return commitment;
+}
+
+const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
+
+/** What tells two states of an account apart. */
+function fingerprint(account: ReturnType<Ledger['getAccount']>): string {
+  return account
+    ? `${account.lamports}:${keyOf(account.owner)}:${Buffer.from(account.data).toString('base64')}`
+    : 'none';
+}
+
 /** Minimal logger (pino-compatible). */
 export interface ChainLog {
   info(obj: object, msg?: string): void;
@@ -60,6 +78,14 @@ export function createSubscriptions(ledger: Ledger, log?: ChainLog) {
       const signature = params[0];
       if (typeof signature !== 'string' || !decodeBase58Exact(signature, 64))
         throw invalidParams('Invalid param: Invalid');
+      const commitment = commitmentOf(configOf(params[1]));
+      // The transaction's status, once it has reached the commitment asked for.
+      const reached = (): TxRecord | null => {
+        const record = ledger.signatureStatus(signature, false);
+        if (!record) return null;
+        const status = ledger.confirmationOf(record.slot).confirmationStatus;
+        return RANK[status] >= RANK[commitment] ? record : null;
+      };
       const done = (record: TxRecord) => {
         notify(sub, 'signatureNotification', {
           context: { slot: record.slot },
@@ -67,34 +93,62 @@ export function createSubscriptions(ledger: Ledger, log?: ChainLog) {
         });
         subscriptions.delete(sub.id);
       };
-      // Already in the status cache: answer at once, as there will be no later event.
-      const landed = ledger.signatureStatus(signature, false);
-      if (landed) return () => done(landed);
-      sub.onTransaction = (record) => {
-        if (record.signature === signature) done(record);
+      const ready = reached();
+      if (ready) return () => done(ready);
+      const check = () => {
+        const record = reached();
+        if (record) done(record);
       };
+      sub.onTransaction = (record) => {
+        if (record.signature === signature) check();
+      };
+      if (!ledger.instant) sub.onSlot = check;
       return undefined;
     },
     slotSubscribe(sub) {
       sub.onSlot = (slot) =>
-        notify(sub, 'slotNotification', { parent: Math.max(0, slot - 1), root: slot, slot });
+        notify(sub, 'slotNotification', {
+          parent: ledger.block(slot).parentSlot,
+          root: ledger.slot('finalized'),
+          slot,
+        });
       return undefined;
     },
     rootSubscribe(sub) {
-      sub.onSlot = (slot) => notify(sub, 'rootNotification', slot);
+      let root = -1;
+      sub.onSlot = () => {
+        const finalized = ledger.slot('finalized');
+        if (finalized > root) notify(sub, 'rootNotification', finalized);
+        root = finalized;
+      };
       return undefined;
     },
     accountSubscribe(sub, params) {
       const key = address(params[0]);
-      const encoding = accountEncoding(configOf(params[1]).encoding ?? 'binary');
+      const config = configOf(params[1]);
+      const encoding = accountEncoding(config.encoding ?? 'binary');
+      const commitment = commitmentOf(config);
       const wanted = keyOf(key);
-      sub.onTransaction = (record, _keys, writable) => {
-        if (!writable.some((k) => keyOf(k) === wanted)) return;
-        const account = ledger.getAccount(key);
+      const send = (slot: number) => {
+        const account = ledger.getAccount(key, commitment);
         notify(sub, 'accountNotification', {
-          context: { slot: record.slot },
+          context: { slot },
           value: account && uiAccount(ledger, account, encoding),
         });
+      };
+      if (ledger.instant || commitment === 'processed') {
+        sub.onTransaction = (record, _keys, writable) => {
+          if (writable.some((k) => keyOf(k) === wanted)) send(record.slot);
+        };
+        return undefined;
+      }
+      // At a higher commitment, a change shows once the block that made it has reached it.
+      let seen = fingerprint(ledger.getAccount(key, commitment));
+      sub.onSlot = () => {
+        const now = fingerprint(ledger.getAccount(key, commitment));
+        if (now === seen) return;
+        seen = now;
+        send(ledger.slot(commitment));
       };
       return undefined;
     },

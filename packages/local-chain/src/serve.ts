@@ -4,13 +4,15 @@
 //
 //   local-chain [--port 8899] [--host 127.0.0.1] [--data-dir ./data/chain | --ephemeral]
 //               [--program <programId>=<path/to/program.so>]... [--upgrade-authority <address | keypair file>]
-//               [--token-program p-token|legacy]
+//               [--token-program p-token|legacy] [--profile instant|mainnet] [--seed <seed>]
+// (--profile and --seed default to LOCAL_CHAIN_PROFILE and LOCAL_CHAIN_SEED; see profile.ts)
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { getAddressDecoder, isAddress } from '@solana/kit';
 import { pino } from 'pino';
 import type { ProgramDeployment } from './cheats.ts';
 import { parseTokenProgram } from './legacy-token.ts';
+import { chainProfile, parseChainProfile } from './profile.ts';
 import { startLocalChain } from './start.ts';
 
 /**
@@ -43,7 +45,9 @@ async function main() {
       program: { type: 'string', multiple: true, default: [] },
       'upgrade-authority': { type: 'string' },
       quiet: { type: 'boolean', default: false },
-      'token-program': { type: 'string', default: 'p-token' },
+      'token-program': { type: 'string' },
+      profile: { type: 'string', default: process.env.LOCAL_CHAIN_PROFILE || 'instant' },
+      seed: { type: 'string', default: process.env.LOCAL_CHAIN_SEED || undefined },
     },
   });
   const log = pino({ level: values.quiet ? 'warn' : 'info', base: { component: 'localnet' } });
@@ -60,7 +64,9 @@ async function main() {
     rpcPort: Number(values.port),
     wsPort: values['ws-port'] === undefined ? undefined : Number(values['ws-port']),
     programs,
-    tokenProgram: parseTokenProgram(values['token-program']),
+    tokenProgram:
+      values['token-program'] === undefined ? undefined : parseTokenProgram(values['token-program']),
+    profile: chainProfile(parseChainProfile(values.profile), values.seed),
     log,
   });
   // One plain line that tools (and the bench) can read the addresses from.

@@ -37,6 +37,11 @@ export function createSlots(options: {
   slotMs: number;
   genesisHash: string;
   restored?: SlotsState;
+  /**
+   * Produce every slot in turn, even when a request comes after several (the mainnet profile's
+   * leaders produce a block in each); jumps of more than a blockhash's life are still made at once.
+   */
+  stepwise?: boolean;
 }) {
   const { svm, clock, slotMs, restored } = options;
   const genesis = decodeBase58Exact(options.genesisHash, 32) as Uint8Array;
@@ -69,8 +74,18 @@ export function createSlots(options: {
     return createHash('sha256').update(genesis).update(number).digest();
   }
 
+  // SlotHashes is rewritten every slot from its 512 newest blockhashes: they are computed once.
+  const recentHashes = new Map<number, string>();
   function blockhashAt(s: number): string {
-    return encodeBase58(hashBytes(s));
+    let hash = recentHashes.get(s);
+    if (hash === undefined) {
+      hash = encodeBase58(hashBytes(s));
+      recentHashes.set(s, hash);
+      if (recentHashes.size > 2 * SLOT_HASHES_ENTRIES) {
+        for (const old of recentHashes.keys()) if (old < slot - SLOT_HASHES_ENTRIES) recentHashes.delete(old);
+      }
+    }
+    return hash;
   }
 
   function unixSecondsAt(s: number): number {
@@ -114,7 +129,10 @@ export function createSlots(options: {
   function sync() {
     const [anchorSlot, anchorMs] = anchors.at(-1) as [number, number];
     const target = anchorSlot + Math.floor((chainNowMs() - anchorMs) / slotMs);
-    if (target > slot) advanceTo(target);
+    if (target <= slot) return;
+    if (options.stepwise && target - slot <= BLOCKHASH_VALID_SLOTS) {
+      while (slot < target) advanceTo(slot + 1);
+    } else advanceTo(target);
   }
 
   for (let s = Math.max(0, slot - BLOCKHASH_VALID_SLOTS); s <= slot; s++) window.set(blockhashAt(s), s);
@@ -137,6 +155,10 @@ export function createSlots(options: {
     current: () => slot,
     /** The newest blockhash and the last block height it is valid at. */
     latest: () => ({ blockhash: blockhashAt(slot), lastValidBlockHeight: slot + BLOCKHASH_VALID_SLOTS }),
+    /** A slot whose block was rolled back: its blockhash is unknown to the chain. */
+    skip(s: number) {
+      window.delete(blockhashAt(s));
+    },
     /** The slot of a still-usable blockhash, or undefined. */
     blockhashSlot(blockhash: string): number | undefined {
       const at = window.get(blockhash);

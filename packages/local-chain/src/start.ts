@@ -11,6 +11,7 @@ import {
   type Signature,
 } from '@solana/kit';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { type FaultProxy, startFaultProxy } from '@transfer-router/rpc-faults';
 import { LedgerInputError, type ProgramDeployment, type TimeTravelTarget } from './cheats.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { createLedger, type EpochInfo, type Ledger } from './ledger.ts';
@@ -65,7 +66,7 @@ export interface LocalChainOptions {
 /** The programs a start deploys: the legacy Token program when asked for, then the caller's. */
 function programsToDeploy(options: LocalChainOptions): ProgramDeployment[] {
   const token: ProgramDeployment[] =
-    options.tokenProgram === 'legacy'
+    (options.tokenProgram ?? options.profile?.tokenProgram) === 'legacy'
       ? [{ programId: TOKEN_PROGRAM_ADDRESS, elf: legacyTokenProgram() }]
       : [];
   return [...token, ...(options.programs ?? [])];
@@ -103,7 +104,7 @@ export interface LocalChainCheats {
 /** A running local chain. */
 export interface LocalChain {
   cheats: LocalChainCheats;
-  /** The JSON-RPC endpoint. */
+  /** The JSON-RPC endpoint (on the mainnet profile, behind its misbehaving front). */
   rpcUrl: string;
   wsUrl: string;
   /** The underlying ledger (for the endpoint's own tests and tools). */
@@ -143,9 +144,16 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
       programs: programsToDeploy(options),
       restored,
       maxRecordedTransactions: options.maxRecordedTransactions,
+      profile: options.profile,
     });
     options.log?.info(
-      { slot: ledger.slot(), resumed: !!restored, dataDir: options.dataDir ?? null },
+      {
+        slot: ledger.slot(),
+        resumed: !!restored,
+        dataDir: options.dataDir ?? null,
+        profile: options.profile?.name ?? 'instant',
+        seed: options.profile?.seed,
+      },
       restored ? 'local chain resumed' : 'local chain created',
     );
   } catch (error) {
@@ -160,21 +168,45 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
     ticker = setInterval(() => ledger.sync(), ledger.slotMs);
     ticker.unref();
   }
-  let server: Awaited<ReturnType<typeof startRpcServer>>;
+  let server: Awaited<ReturnType<typeof startRpcServer>> | undefined;
+  let front: FaultProxy | undefined;
+  const weather = options.profile?.weather;
   try {
     server = await startRpcServer({
       ledger,
       host: options.host,
-      port: options.rpcPort,
+      // Behind the misbehaving front, the chain's own endpoint takes any free port.
+      port: weather ? 0 : options.rpcPort,
       wsPort: options.wsPort,
+      socketDrops: weather && { meanMs: weather.socketDropMeanMs, seed: options.profile?.seed ?? '' },
       log: options.log,
     });
+    if (weather) {
+      front = await startFaultProxy({
+        upstream: server.url,
+        host: options.host,
+        port: options.rpcPort ?? 8899,
+        faults: {
+          seed: options.profile?.seed,
+          rateLimited: weather.rateLimited,
+          retryAfterSeconds: weather.retryAfterSeconds,
+          unavailable: weather.unavailable,
+          held: weather.held,
+          holdMs: weather.holdMs,
+          staleEveryMs: weather.staleEveryMs,
+          staleForMs: weather.staleForMs,
+          staleMaxAgeMs: weather.staleMaxAgeMs,
+        },
+      });
+    }
   } catch (error) {
     if (ticker) clearInterval(ticker);
+    await server?.close();
     await persistence?.close();
     throw error;
   }
 
+  const endpoint = server;
   const cheats: LocalChainCheats = {
     async airdrop(address, lamports) {
       const outcome = ledger.airdrop(key(address), lamports);
@@ -209,14 +241,15 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
   let closing: Promise<void> | undefined;
   return {
     cheats,
-    rpcUrl: server.url,
-    wsUrl: server.wsUrl,
+    rpcUrl: front?.url ?? endpoint.url,
+    wsUrl: endpoint.wsUrl,
     ledger,
     flush: () => persistence?.flush() ?? Promise.resolve(),
     close() {
       closing ??= (async () => {
         if (ticker) clearInterval(ticker);
-        await server.close();
+        await front?.close();
+        await endpoint.close();
         await persistence?.close();
       })();
       return closing;

@@ -62,6 +62,8 @@ export type SubmitOutcome =
   | { kind: 'landed'; signature: string; record: TxRecord }
   /** Preflight refused it; nothing changed on chain. */
   | { kind: 'rejected'; signature: string; error: DescribedError; logs: string[]; unitsConsumed: bigint }
+  /** Taken by a leader to include in a later slot (the mainnet profile): its status tells the rest. */
+  | { kind: 'queued'; signature: string }
   /** Sent without preflight and never included (bad blockhash, duplicate, unpayable fee). */
   | { kind: 'dropped'; signature: string; error: DescribedError }
   /** Signatures do not verify (reported only with preflight, as validators do). */
@@ -105,6 +107,8 @@ export function createTransactions(options: {
   seq: number;
   /** Called with each landed transaction, all its account keys and those it could write. */
   onLanded(record: TxRecord, keys: Uint8Array[], writable: Uint8Array[]): void;
+  /** Called before a transaction runs for real, with the accounts it may write. */
+  beforeExecute?(writable: Uint8Array[]): void;
 }) {
   const { svm, slots, history } = options;
   let seq = options.seq;
@@ -218,6 +222,13 @@ export function createTransactions(options: {
     return new Set(message.instructions.map((ix) => ix.programAddressIndex));
   }
 
+  function writableOf(message: WireMessage, keys: Uint8Array[], loaded: LoadedAddresses): Uint8Array[] {
+    return [
+      ...keys.slice(0, message.staticAccounts.length).filter((_, i) => isStaticKeyWritable(message, i)),
+      ...loaded.writable,
+    ];
+  }
+
   function record(
     tx: WireTransaction,
     signature: string,
@@ -250,17 +261,15 @@ export function createTransactions(options: {
       returnData: returnDataOf(meta),
     };
     history.add(rec, message, slot);
-    const writable = [
-      ...keys.slice(0, message.staticAccounts.length).filter((_, i) => isStaticKeyWritable(message, i)),
-      ...loaded.writable,
-    ];
-    options.onLanded(rec, keys, writable);
+    options.onLanded(rec, keys, writableOf(message, keys, loaded));
     return rec;
   }
 
-  /** Checks, executes and records a serialized transaction. Throws WireFormatError on bad bytes. */
-  function submit(bytes: Uint8Array, opts: { preflight: boolean }): SubmitOutcome {
-    const tx = decodeWireTransaction(bytes);
+  /**
+   * What every transaction must pass before it may run: one signature per signer, a usable
+   * blockhash (or durable nonce), a signature the status cache does not hold. Null when it passes.
+   */
+  function precheck(tx: WireTransaction, opts: { preflight: boolean }): SubmitOutcome | null {
     const { message } = tx;
     const firstSignature = tx.signatures[0];
     const signature = firstSignature ? encodeBase58(firstSignature) : NO_SIGNATURE;
@@ -268,22 +277,37 @@ export function createTransactions(options: {
     if (!firstSignature || tx.signatures.length !== message.header.numSignerAccounts) {
       return { kind: 'invalid', signature, error: namedTransactionError('SanitizeFailure') };
     }
+    const refuse = (error: DescribedError): SubmitOutcome =>
+      opts.preflight
+        ? { kind: 'rejected', signature, error, logs: [], unitsConsumed: 0n }
+        : { kind: 'dropped', signature, error };
+    const inWindow = slots.blockhashSlot(message.lifetimeToken) !== undefined;
+    if (!inWindow && !isNonceTransaction(tx)) return refuse(namedTransactionError('BlockhashNotFound'));
+    const known = history.get(signature);
+    if (known && (!inWindow || slots.current() - known.slot <= STATUS_CACHE_SLOTS)) {
+      return refuse(namedTransactionError('AlreadyProcessed'));
+    }
+    return null;
+  }
+
+  /** Checks, executes and records a serialized transaction. Throws WireFormatError on bad bytes. */
+  function submit(bytes: Uint8Array, opts: { preflight: boolean }): SubmitOutcome {
+    const tx = decodeWireTransaction(bytes);
+    const { message } = tx;
+    const refused = precheck(tx, opts);
+    if (refused) return refused;
+    const signature = encodeBase58(tx.signatures[0] as Uint8Array);
     const refuse = (error: DescribedError, logs: string[] = [], unitsConsumed = 0n): SubmitOutcome =>
       opts.preflight
         ? { kind: 'rejected', signature, error, logs, unitsConsumed }
         : { kind: 'dropped', signature, error };
-    const inWindow = slots.blockhashSlot(message.lifetimeToken) !== undefined;
-    const viaNonce = !inWindow && isNonceTransaction(tx);
-    if (!inWindow && !viaNonce) return refuse(namedTransactionError('BlockhashNotFound'));
-    const known = history.get(signature);
-    if (known && (viaNonce || slots.current() - known.slot <= STATUS_CACHE_SLOTS)) {
-      return refuse(namedTransactionError('AlreadyProcessed'));
-    }
+    const viaNonce = slots.blockhashSlot(message.lifetimeToken) === undefined;
 
     const loaded = resolveLookups(message);
     const keys = keysOf(message, loaded);
     const payer = keys[0] as Uint8Array;
     const pre = balancesOf(keys, invokedIndexes(message));
+    options.beforeExecute?.(writableOf(message, keys, loaded));
     const result = withNonceCheck(viaNonce, () => svm.sendVersionedTransaction(tx.bytes));
     if (!(result instanceof FailedTransactionMetadata)) {
       return { kind: 'landed', signature, record: record(tx, signature, keys, loaded, pre, result, null) };
@@ -316,6 +340,32 @@ export function createTransactions(options: {
       return refuse(error, meta.logs(), meta.computeUnitsConsumed());
     }
     return { kind: 'landed', signature, record: record(tx, signature, keys, loaded, pre, meta, error) };
+  }
+
+  /**
+   * Checks a transaction a leader is to include later (the mainnet profile): what `submit` checks,
+   * and with preflight a simulation whose failure refuses it. Null when it may be sent on.
+   */
+  function admit(bytes: Uint8Array, opts: { preflight: boolean }): SubmitOutcome | null {
+    const tx = decodeWireTransaction(bytes);
+    const refused = precheck(tx, opts);
+    if (refused || !opts.preflight) return refused;
+    const signature = encodeBase58(tx.signatures[0] as Uint8Array);
+    const outcome = simulate(bytes, {
+      sigVerify: true,
+      replaceRecentBlockhash: false,
+      innerInstructions: false,
+    });
+    if (!outcome.err) return null;
+    if (outcome.err.json === 'SanitizeFailure') return { kind: 'invalid', signature, error: outcome.err };
+    if (outcome.err.json === 'SignatureFailure') return { kind: 'signature-failure', signature };
+    return {
+      kind: 'rejected',
+      signature,
+      error: outcome.err,
+      logs: outcome.logs,
+      unitsConsumed: outcome.unitsConsumed,
+    };
   }
 
   /** Runs a transaction without committing it. Throws WireFormatError on bad bytes. */
@@ -368,6 +418,7 @@ export function createTransactions(options: {
 
   return {
     submit,
+    admit,
     simulate,
     /** How many transactions have landed. */
     count: () => seq,
