@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Address, Signature } from '@solana/kit';
 import { tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
@@ -19,7 +20,7 @@ export interface ChainProcess {
   chain: Chain;
   /** A raw JSON-RPC call (the cheat methods too); throws on an error answer. */
   rpc<T = unknown>(method: string, params: unknown[]): Promise<T>;
-  /** Sends SOL from the faucet. */
+  /** Sends SOL from the faucet; resolves once the airdrop is confirmed. */
   airdrop(address: Address, lamports: bigint): Promise<Signature>;
   /** Moves the chain's clock forward to `ms` (unix milliseconds). */
   travelTo(ms: number): Promise<void>;
@@ -28,13 +29,15 @@ export interface ChainProcess {
 }
 
 /**
- * Starts `local-chain` on free ports, in memory, on the Token program LOCAL_CHAIN_TOKEN_PROGRAM
- * names, with `programs` deployed (upgradeable by `upgradeAuthority`); resolves once it is ready.
+ * Starts `local-chain` on free ports, in memory, on the profile LOCAL_CHAIN_PROFILE names (and the
+ * Token program LOCAL_CHAIN_TOKEN_PROGRAM names, when set), with `programs` deployed (upgradeable
+ * by `upgradeAuthority`); resolves once it is ready.
  */
 export async function startChainProcess(
   options: { programs?: { programId: Address; path: string }[]; upgradeAuthority?: Address } = {},
 ): Promise<ChainProcess> {
-  const args = ['--port', '0', '--ephemeral', '--quiet', '--token-program', tokenProgramFromEnv()];
+  const args = ['--port', '0', '--ephemeral', '--quiet'];
+  if (process.env.LOCAL_CHAIN_TOKEN_PROGRAM) args.push('--token-program', tokenProgramFromEnv());
   for (const { programId, path } of options.programs ?? []) args.push('--program', `${programId}=${path}`);
   if (options.upgradeAuthority) args.push('--upgrade-authority', options.upgradeAuthority);
   const child = spawn(process.execPath, [LOCAL_CHAIN_COMMAND, ...args], {
@@ -55,24 +58,47 @@ export async function startChainProcess(
       reject(new Error(`local-chain exited before it was ready:\n${output.join('\n')}`)),
     );
   });
+  // A mainnet-like chain's front throttles and fails now and then: asked again, as clients do.
   const rpc = async <T>(method: string, params: unknown[]): Promise<T> => {
-    const response = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    const body = (await response.json()) as { result?: T; error?: unknown };
-    if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-    return body.result as T;
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      if ((response.status === 429 || response.status >= 500) && attempt < 10) {
+        await response.body?.cancel();
+        await delay(200 * attempt);
+        continue;
+      }
+      const body = (await response.json()) as { result?: T; error?: unknown };
+      if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+      return body.result as T;
+    }
   };
+  async function airdrop(address: Address, lamports: bigint): Promise<Signature> {
+    const signature = await rpc<Signature>('requestAirdrop', [address, Number(lamports)]);
+    for (;;) {
+      const { value } = await rpc<{ value: ({ confirmationStatus: string } | null)[] }>(
+        'getSignatureStatuses',
+        [[signature]],
+      );
+      if (value[0] && value[0].confirmationStatus !== 'processed') return signature;
+      await delay(100);
+    }
+  }
   return {
     rpcUrl,
     wsUrl,
     child,
     chain: createRpcChain({ rpcUrl }),
     rpc,
-    airdrop: (address, lamports) => rpc<Signature>('requestAirdrop', [address, Number(lamports)]),
-    travelTo: (ms) => rpc<void>('surfnet_timeTravel', [{ absoluteTimestamp: ms }]),
+    airdrop,
+    // The clock may have passed `ms` since it was read: there is nothing to move then.
+    travelTo: (ms) =>
+      rpc<void>('surfnet_timeTravel', [{ absoluteTimestamp: ms }]).catch((error: Error) => {
+        if (!error.message.includes('Cannot travel to the past')) throw error;
+      }),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
