@@ -182,8 +182,9 @@ export function createLedger(options: LedgerOptions) {
   }
 
   function accountAt(key: Uint8Array, commitment: Commitment): LedgerAccount | null {
+    const at = slotAt(commitment);
     const current = () => ledgerAccount(svm.getAccount(key));
-    return cluster ? cluster.accountAt(key, slotAt(commitment), current) : (slots.sync(), current());
+    return cluster ? cluster.accountAt(key, at, current) : current();
   }
 
   function epochInfo(commitment: Commitment = 'processed'): EpochInfo {

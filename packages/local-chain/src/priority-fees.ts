@@ -72,9 +72,10 @@ export function createPriorityFees(
         // Only the current slot's block still grows: what landed since the last question counts.
         const transactions = history.inSlot(slot);
         for (let i = fees.counted; i < transactions.length; i++) count(fees, transactions[i] as TxRecord);
-        const fee = feeFor(fees, addresses);
+        let fee = feeFor(fees, addresses);
         const rate = goingRate(slot);
-        return { slot, prioritizationFee: rate > fee ? rate : fee };
+        if (rate > fee) fee = rate;
+        return { slot, prioritizationFee: fee };
       });
     },
   };
