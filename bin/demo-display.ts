@@ -1,3 +1,5 @@
+import type { HopLanding, LatenessSummary } from './demo-hops.ts';
+
 /** Where the demo writes: a terminal gets a live progress line, anything else plain lines. */
 interface Output {
   write(text: string): unknown;
@@ -32,14 +34,14 @@ export function createDisplay(output: Output) {
     output.write(`${text}\n`);
   };
 
+  const field = (label: string, value: string) => line(`  ${label.padEnd(20)} ${value}`);
+
   return {
     heading(text: string) {
       line('');
       line(text);
     },
-    field(label: string, value: string) {
-      line(`  ${label.padEnd(20)} ${value}`);
-    },
+    field,
     note(text: string) {
       line(`  - ${text}`);
     },
@@ -54,6 +56,21 @@ export function createDisplay(output: Output) {
         output.write(`${text}\n`);
       }
       lastHop = progress.hop;
+    },
+    /** A hop that landed, and how late by each clock. */
+    hopLanded(landing: HopLanding) {
+      field(
+        `hop ${landing.hop} landed`,
+        `${landing.signature.slice(0, 20)}... late ${landing.chainLateSeconds} s by the chain's clock, ${seconds(landing.wallLateMs)} by the wall's`,
+      );
+    },
+    /** The landed hops' lateness, p50 and max. */
+    lateness(summary: LatenessSummary) {
+      const { chainSeconds, wallMs } = summary;
+      field(
+        'lateness',
+        `p50 ${chainSeconds.p50} s / ${seconds(wallMs.p50)}, max ${chainSeconds.max} s / ${seconds(wallMs.max)} (chain's clock / wall's, ${summary.hops} hops)`,
+      );
     },
     /** Ends the live progress line. */
     endProgress() {
@@ -70,4 +87,9 @@ export function createDisplay(output: Output) {
       for (const row of rows) line(format(row));
     },
   };
+}
+
+/** Milliseconds as seconds to the hundredth. */
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(2)} s`;
 }

@@ -1,18 +1,21 @@
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import {
   type Address,
+  address,
   airdropFactory,
   appendTransactionMessageInstructions,
-  createSolanaRpc,
   createSolanaRpcSubscriptions,
   createTransactionMessage,
   generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
   type Instruction,
+  isAddress,
   type KeyPairSigner,
   lamports,
   pipe,
-  sendAndConfirmTransactionFactory,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
@@ -27,6 +30,7 @@ import {
   getMintToInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import { parseChainProfile } from '@transfer-router/local-chain';
 import {
   type BroadcastProgress,
   createTransferRouterClient,
@@ -38,11 +42,20 @@ import {
   TransferRouterError,
   waitForTransfer,
 } from '../clients/typescript/src/index.ts';
+import { landSigned } from '../clients/typescript/src/send.ts';
 import { adminTokenPath } from '../src/bootstrap.ts';
+import { ROUTER_PROGRAM_ADDRESS } from '../src/chain/router/program.ts';
 import { loadCliDefaults } from '../src/config.ts';
 import { rawToTokens, tokensToRaw } from '../src/domain/amounts.ts';
-import { readServiceFile, serviceFilePath } from '../src/service-file.ts';
+import {
+  describeLocalChainProfile,
+  type LocalChainProfile,
+  readServiceFile,
+  serviceFilePath,
+} from '../src/service-file.ts';
+import { chainNow, createDemoRpc, isProgram, readRouteSchedule, timeTravel } from './demo-chain.ts';
 import { createDisplay } from './demo-display.ts';
+import { createHopLog } from './demo-hops.ts';
 
 const USAGE = `Transfer Router demo: a transfer from a fresh wallet to a fresh recipient, hop by hop
 
@@ -52,10 +65,10 @@ Against the service \`npm start\` runs (found through $DATA_DIR/service.json, li
 or any deployment on a test cluster with --url, --key and --rpc. It creates a test key when none
 is given, funds a fresh wallet (airdrop), creates a token and mints it to the wallet (or sends
 native SOL with --sol), estimates, creates the transfer, signs and broadcasts the bundle with the
-TypeScript client (clients/typescript), follows the hops until the recipient is paid, and
-reclaims the route's rent for the source. With --fail the recipient closes its token account before
-the last hop, so the route cannot finish: the keeper marks it failed and the source rescues
-everything the route holds.
+TypeScript client (clients/typescript), follows the hops until the recipient is paid, showing
+how late after its due time each one landed, and reclaims the route's rent for the source. With
+--fail the recipient closes its token account before the last hop, so the route cannot finish:
+the keeper marks it failed and the source rescues everything the route holds.
 
 Options:
   --hops <n>          hops, 3 to 10 (default 3)
@@ -68,9 +81,15 @@ Options:
   --key <key>         an API key (default $TRANSFER_ROUTER_KEY, else a new test key)
   --admin-token <t>   to create that key and show the platform's earnings (the protocol config's
                       lamports and token account) (default $ADMIN_TOKEN, else $DATA_DIR/admin-token)
-  --rpc <url>         the chain's JSON-RPC endpoint (default $SOLANA_RPC_URL, else the local service's)
+  --rpc <url>         the chain's JSON-RPC endpoint (default $SOLANA_RPC_URL, else the local
+                      service's); its router program is $ROUTER_PROGRAM_ID, else the local one
+  --profile <name>    instant or mainnet: the profile the local service's embedded chain must be
+                      running (default $LOCAL_CHAIN_PROFILE); \`LOCAL_CHAIN_PROFILE=mainnet npm start\`
+                      runs the mainnet-like one
+  --seed <seed>       the seed of its draws it must be running (default $LOCAL_CHAIN_SEED)
   --time-travel       on the local chain only: move its clock to each hop's due time instead of
-                      waiting for it (the tests use this)
+                      waiting for it (the tests use this; the lateness shown is then mostly the
+                      keeper noticing the jump)
   -h, --help`;
 
 class UsageError extends Error {}
@@ -89,6 +108,8 @@ function options(argv: string[]) {
       key: { type: 'string' },
       'admin-token': { type: 'string' },
       rpc: { type: 'string' },
+      profile: { type: 'string' },
+      seed: { type: 'string' },
       'time-travel': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -103,6 +124,42 @@ function options(argv: string[]) {
     );
   }
   return { ...values, hops, arrival, amount: values.amount ?? (values.sol ? '0.5' : '25') };
+}
+
+/** The chain profile asked for, if any: the flags, else the service's own settings. */
+function askedProfile(opts: ReturnType<typeof options>, defaults: ReturnType<typeof loadCliDefaults>) {
+  const name = opts.profile ?? defaults.localChainProfile;
+  try {
+    return {
+      name: name === undefined ? undefined : parseChainProfile(name),
+      seed: opts.seed ?? defaults.localChainSeed,
+    };
+  } catch (error) {
+    throw new UsageError(`--profile (or LOCAL_CHAIN_PROFILE): ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Checks the profile asked for against the one the running service's embedded chain records: the
+ * demo runs on that chain and cannot change how it behaves.
+ */
+function checkProfile(
+  asked: ReturnType<typeof askedProfile>,
+  chain: { rpcUrl: string; profile: LocalChainProfile | undefined },
+) {
+  if (asked.name === undefined && asked.seed === undefined) return;
+  const running = chain.profile;
+  if (!running) {
+    throw new UsageError(
+      `a chain profile is for the embedded chain of a local service (\`npm start\` without RPC_URL); the chain at ${chain.rpcUrl} is not one`,
+    );
+  }
+  if ((asked.name ?? running.name) !== running.name || (asked.seed ?? running.seed) !== running.seed) {
+    const restart = `LOCAL_CHAIN_PROFILE=${asked.name ?? running.name}${asked.seed ? ` LOCAL_CHAIN_SEED=${asked.seed}` : ''} npm start`;
+    throw new Error(
+      `the running service's chain is on the ${describeLocalChainProfile(running)}, not the one asked for: restart it with \`${restart}\``,
+    );
+  }
 }
 
 /** Where the service and its chain are, and what said so. */
@@ -122,6 +179,15 @@ async function locate(opts: ReturnType<typeof options>) {
       `no chain endpoint: pass --rpc or set SOLANA_RPC_URL (no running local service is recorded in ${serviceFilePath(defaults.dataDir)}; is \`npm start\` running?)`,
     );
   }
+  const programId = defaults.routerProgramId ?? ROUTER_PROGRAM_ADDRESS;
+  if (!isAddress(programId)) throw new UsageError('ROUTER_PROGRAM_ID must be a base58 program address');
+  // The running service says how its embedded chain behaves.
+  const chain = {
+    rpcUrl,
+    profile: running?.rpcUrl === rpcUrl ? running.chainProfile : undefined,
+    programAddress: address(programId),
+  };
+  checkProfile(askedProfile(opts, defaults), chain);
   const adminToken =
     opts['admin-token'] ??
     defaults.adminToken ??
@@ -129,7 +195,7 @@ async function locate(opts: ReturnType<typeof options>) {
       (text) => text.trim(),
       () => undefined,
     ));
-  return { service, rpcUrl, adminToken, dataDir: defaults.dataDir };
+  return { service, chain, adminToken, dataDir: defaults.dataDir };
 }
 
 /** Calls the admin API (creating a key, reading the platform's wallets). */
@@ -172,31 +238,6 @@ async function createTestKey(url: string, adminToken: string) {
   return { key, integration: integration.name };
 }
 
-const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
-
-/** The chain's clock in unix seconds: the Clock sysvar's `unix_timestamp` (an i64 at byte 32). */
-async function chainNow(rpc: ReturnType<typeof createSolanaRpc>): Promise<bigint> {
-  const { value } = await rpc.getAccountInfo(CLOCK_SYSVAR, { encoding: 'base64' }).send();
-  if (!value) throw new Error('the chain has no Clock sysvar');
-  return Buffer.from(value.data[0], 'base64').readBigInt64LE(32);
-}
-
-/** Moves a local chain's clock (the `surfnet_timeTravel` cheat code). */
-async function timeTravel(rpcUrl: string, unixSeconds: bigint) {
-  const response = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'surfnet_timeTravel',
-      params: [{ absoluteTimestamp: Number(unixSeconds) * 1000 }],
-    }),
-  });
-  const body = (await response.json()) as { error?: { message: string } };
-  if (body.error) throw new Error(`--time-travel needs the local chain: ${body.error.message}`);
-}
-
 async function run(argv: string[]): Promise<number> {
   const opts = options(argv);
   if (opts.help) {
@@ -205,13 +246,21 @@ async function run(argv: string[]): Promise<number> {
   }
   const out = createDisplay(process.stdout);
   const where = await locate(opts);
-  const rpc = createSolanaRpc(where.rpcUrl);
-  const rpcSubscriptions = createSolanaRpcSubscriptions(where.rpcUrl.replace(/^http/, 'ws'));
-  const sendAndConfirm = sendAndConfirmTransactionFactory({ rpc, rpcSubscriptions });
+  const rpc = createDemoRpc(where.chain.rpcUrl);
+  const rpcSubscriptions = createSolanaRpcSubscriptions(where.chain.rpcUrl.replace(/^http/, 'ws'));
 
   out.heading('Transfer Router demo');
   out.field('service', `${where.service.url} (${where.service.from})`);
-  out.field('chain', where.rpcUrl);
+  const { profile } = where.chain;
+  out.field(
+    'chain',
+    `${where.chain.rpcUrl}${profile ? ` (embedded, ${describeLocalChainProfile(profile)})` : ''}`,
+  );
+  if (!(await isProgram(rpc, where.chain.programAddress))) {
+    throw new UsageError(
+      `no router program at ${where.chain.programAddress} on this chain: set ROUTER_PROGRAM_ID to the deployment's`,
+    );
+  }
   let apiKey = opts.key ?? process.env.TRANSFER_ROUTER_KEY;
   if (!apiKey) {
     if (!where.adminToken) {
@@ -229,7 +278,7 @@ async function run(argv: string[]): Promise<number> {
     onRetry: (notice) => out.note(`${notice.code}: retrying in ${Math.ceil(notice.delayMs / 1000)} s`),
   });
 
-  /** Builds, signs and sends one transaction of the source's, waiting for its confirmation. */
+  /** Builds and signs one transaction of the source's, and lands it as the client lands a bundle's. */
   async function send(payer: KeyPairSigner, instructions: Instruction[]) {
     const { value: lifetime } = await rpc.getLatestBlockhash().send();
     const transaction = await pipe(
@@ -239,7 +288,12 @@ async function run(argv: string[]): Promise<number> {
       (message) => appendTransactionMessageInstructions(instructions, message),
       (message) => signTransactionMessageWithSigners(message),
     );
-    await sendAndConfirm(transaction as Parameters<typeof sendAndConfirm>[0], { commitment: 'confirmed' });
+    const signed = {
+      base64: getBase64EncodedWireTransaction(transaction),
+      signature: getSignatureFromTransaction(transaction),
+      validUntil: lifetime.lastValidBlockHeight,
+    };
+    await landSigned(rpc, signed, { commitment: 'confirmed' });
   }
 
   // 1. A fresh wallet, funded on the chain, with a token of its own (or native SOL).
@@ -359,14 +413,9 @@ async function run(argv: string[]): Promise<number> {
 
   // 3. Prepare, sign, broadcast in order, both confirm calls: the client does it all.
   out.heading('3. Prepared, signed with the source wallet, broadcast in order');
-  let scheduleStart: bigint | undefined;
-  const onProgress = async (event: BroadcastProgress) => {
+  const onProgress = (event: BroadcastProgress) => {
     switch (event.kind) {
       case 'prepared':
-        // The schedule starts on the chain's clock when prepare built the route's creation.
-        if (event.bundle.resume.existingHopCount === 0 && event.bundle.routeInitTxs.length > 0) {
-          scheduleStart = await chainNow(rpc);
-        }
         if (event.resumed) out.note('prepared again: a fresh bundle for what is not on chain yet');
         return;
       case 'confirmed':
@@ -407,10 +456,17 @@ async function run(argv: string[]): Promise<number> {
     out.note(`--fail: the recipient closed its token account ${account}; the last hop cannot deliver`);
   }
 
-  // 4. The hops, live.
+  // 4. The hops, live, each due when the route's schedule on chain says.
   out.heading(`4. The hops (the keeper moves the funds on schedule)`);
-  const interval = BigInt(Math.floor(opts.arrival / opts.hops));
-  const start = scheduleStart ?? (await chainNow(rpc));
+  out.note("a hop's lateness by the chain's clock: from its due time to the time of the block it landed in");
+  out.note(
+    "by the wall's: from the chain's clock showing its due time to the service recording it confirmed",
+  );
+  if (opts['time-travel']) {
+    out.note('with --time-travel, mostly the keeper noticing the clock jump (it looks at least every 5 s)');
+  }
+  const schedule = await readRouteSchedule(rpc, where.chain.programAddress, source.address, created.id);
+  const hopLog = createHopLog({ rpc, client, transferId: created.id, hops: opts.hops, schedule });
   let latest: Transfer | undefined;
   let travelledFor = 0;
   let stopped = false;
@@ -423,19 +479,22 @@ async function run(argv: string[]): Promise<number> {
         await closeRecipientTokenAccount();
       }
       let now = await chainNow(rpc);
-      const due = start + BigInt(done + 1) * interval;
+      const due = schedule.dueAt(done);
       if (opts['time-travel'] && done < opts.hops && travelledFor <= done && due > now) {
         travelledFor = done + 1;
-        await timeTravel(where.rpcUrl, due);
+        await timeTravel(where.chain.rpcUrl, due);
         now = due;
       }
+      hopLog.sawClock(now, Date.now());
+      if (latest) for (const landing of await hopLog.landedSince(latest)) out.hopLanded(landing);
       out.progress({
         hop: done,
         hops: opts.hops,
         dueInSeconds: done < opts.hops ? Number(due > now ? due - now : 0n) : undefined,
         recipient: units(await received()),
       });
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Within a second of a due time the clock is read often, to see the moment the hop fell due.
+      await sleep(done < opts.hops && due - now <= 1n ? 100 : 500);
     }
   };
   // A display that fails (the chain went away, --time-travel on a real cluster) ends the wait.
@@ -455,6 +514,7 @@ async function run(argv: string[]): Promise<number> {
     stopped = true;
     await following;
   }
+  for (const landing of await hopLog.landedSince(finished)) out.hopLanded(landing);
   if (finished.status === 'completed') {
     out.progress({
       hop: finished.progress.hopsCompleted,
@@ -463,6 +523,8 @@ async function run(argv: string[]): Promise<number> {
     });
   }
   out.endProgress();
+  const lateness = hopLog.summary();
+  if (lateness) out.lateness(lateness);
 
   // 5. The result.
   out.heading(`5. Transfer ${finished.id}: ${finished.status} (phase ${finished.phase})`);

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { parseChainProfile } from '@transfer-router/local-chain';
 import { ConfigError, loadCliDefaults, loadConfig } from './config.ts';
 import { generateKeypair } from './platform/keypair.ts';
 
@@ -152,6 +153,8 @@ test("the admin CLI's defaults: a URL only when the environment names one, with 
     rpcUrl: undefined,
     adminKeypair: undefined,
     routerProgramId: undefined,
+    localChainProfile: undefined,
+    localChainSeed: undefined,
   });
   // `platform deploy` reaches the chain with the service's own settings.
   const { rpcUrl, adminKeypair, routerProgramId } = loadCliDefaults({
@@ -180,6 +183,50 @@ test("the admin CLI's defaults: a URL only when the environment names one, with 
     from: 'TRANSFER_ROUTER_URL',
   });
   assert.equal(loadCliDefaults({}).dataDir, resolve('./data'));
+  // `npm run demo` checks the running chain against the profile these ask for.
+  const { localChainProfile, localChainSeed } = loadCliDefaults({
+    LOCAL_CHAIN_PROFILE: 'mainnet',
+    LOCAL_CHAIN_SEED: 'rehearsal',
+  });
+  assert.deepEqual(
+    { localChainProfile, localChainSeed },
+    { localChainProfile: 'mainnet', localChainSeed: 'rehearsal' },
+  );
+});
+
+test("the embedded chain's profile: instant unless LOCAL_CHAIN_PROFILE says mainnet, a bad value stopping the start", () => {
+  assert.deepEqual(loadConfig({}).chain.localProfile, { name: 'instant', seed: undefined });
+  assert.deepEqual(
+    loadConfig({ LOCAL_CHAIN_PROFILE: 'mainnet', LOCAL_CHAIN_SEED: ' rehearsal-7 ' }).chain.localProfile,
+    { name: 'mainnet', seed: 'rehearsal-7' },
+  );
+  assert.equal(
+    loadConfig({ LOCAL_CHAIN_SEED: '' }).chain.localProfile.seed,
+    undefined,
+    "the chain's default",
+  );
+  // The names the service accepts are the local chain's.
+  for (const name of ['instant', 'mainnet'])
+    assert.equal(parseChainProfile(loadConfig({ LOCAL_CHAIN_PROFILE: name }).chain.localProfile.name), name);
+  assert.throws(
+    () => loadConfig({ LOCAL_CHAIN_PROFILE: 'devnet', LOCAL_CHAIN_SEED: 'x'.repeat(101) }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 2);
+      assert.match(error.problems[0]!, /^LOCAL_CHAIN_PROFILE: .*"instant".*"mainnet"/);
+      assert.equal(error.problems[1], 'LOCAL_CHAIN_SEED: must be at most 100 characters');
+      return true;
+    },
+  );
+  // With RPC_URL no embedded chain runs: the profile is accepted and ignored.
+  const { env } = platformKeySettings();
+  const remote = loadConfig({
+    RPC_URL: 'https://api.devnet.solana.com',
+    CLUSTER: 'devnet',
+    LOCAL_CHAIN_PROFILE: 'mainnet',
+    ...env,
+  });
+  assert.equal(remote.chain.rpcUrl, 'https://api.devnet.solana.com');
 });
 
 test('HTTP timeouts are set in seconds, and the headers cannot be allowed longer than the request', () => {

@@ -137,6 +137,12 @@ const envSchema = z.object({
   CLUSTER: z.enum(['mainnet', 'devnet', 'testnet', 'localnet']).optional(),
   LOCAL_RPC_PORT: port.default(8899),
   LOCAL_RPC_HOST: z.string().min(1).default('127.0.0.1'),
+  // The embedded chain's behaviour: packages/local-chain's profile names, and the seed of its draws.
+  LOCAL_CHAIN_PROFILE: z.enum(['instant', 'mainnet']).default('instant'),
+  LOCAL_CHAIN_SEED: optionalString.refine(
+    (value) => value === undefined || value.length <= 100,
+    'must be at most 100 characters',
+  ),
   ROUTER_PROGRAM_ID: optionalString.refine(
     (value) => value === undefined || isAddress(value),
     'must be a base58 program address',
@@ -293,6 +299,8 @@ function toConfig(env: z.infer<typeof envSchema>) {
       cluster: env.CLUSTER ?? 'localnet',
       localRpcPort: env.LOCAL_RPC_PORT,
       localRpcHost: env.LOCAL_RPC_HOST,
+      /** How the embedded chain behaves; ignored with `rpcUrl`. No seed: the chain's default one. */
+      localProfile: { name: env.LOCAL_CHAIN_PROFILE, seed: env.LOCAL_CHAIN_SEED },
       routerProgramId: env.ROUTER_PROGRAM_ID === undefined ? undefined : address(env.ROUTER_PROGRAM_ID),
       priorityFeeMicroLamportsPerCu: BigInt(env.PRIORITY_FEE_MICROLAMPORTS_PER_CU),
     },
@@ -378,7 +386,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * What the admin CLI needs (flags override these): the admin token, the data directory, and where
  * the service is when the environment says so (`TRANSFER_ROUTER_URL`, or `PORT` with `HOST`), named
  * by the variable that said it; otherwise the CLI asks the data directory, then tries `defaultUrl`.
- * `platform deploy` talks to the chain itself, with the service's own chain settings.
+ * `platform deploy` talks to the chain itself, with the service's own chain settings; `npm run demo`
+ * uses these too.
  */
 export function loadCliDefaults(env: Record<string, string | undefined> = process.env) {
   const host = env.HOST && env.HOST !== '0.0.0.0' ? env.HOST : '127.0.0.1';
@@ -396,5 +405,8 @@ export function loadCliDefaults(env: Record<string, string | undefined> = proces
     /** PLATFORM_ADMIN_KEYPAIR as written (a keygen JSON array or a path), parsed where it is used. */
     adminKeypair: env.PLATFORM_ADMIN_KEYPAIR,
     routerProgramId: env.ROUTER_PROGRAM_ID,
+    /** LOCAL_CHAIN_PROFILE and LOCAL_CHAIN_SEED as written, for `npm run demo` to check against the running chain's. */
+    localChainProfile: env.LOCAL_CHAIN_PROFILE || undefined,
+    localChainSeed: env.LOCAL_CHAIN_SEED || undefined,
   };
 }

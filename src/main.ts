@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { PlatformKeysError } from './platform/local-keys.ts';
 import { PortUnavailableError } from './port-check.ts';
 import { startService } from './service.ts';
+import { describeLocalChainProfile } from './service-file.ts';
 import { EncryptionKeyMismatchError } from './store/encryption-check.ts';
 
 /**
@@ -56,18 +57,22 @@ async function main() {
   }
 
   // Where the service listens and which store it uses is always reported, whatever LOG_LEVEL says.
+  const chain = service.localChainProfile
+    ? `embedded (${describeLocalChainProfile(service.localChainProfile)}), RPC at ${service.localRpcUrl}`
+    : config.chain.rpcUrl;
   logger.child({}, { level: 'info' }).info(
     {
       url: service.url,
       metrics: service.metricsUrl,
       store: service.storeDescription,
       chain: config.chain.rpcUrl ?? service.localRpcUrl,
+      chainProfile: service.localChainProfile,
       cluster: config.chain.cluster,
       mode: config.mode,
       rateLimits: config.redisUrl ? 'redis' : 'in-process',
     },
     service.url
-      ? `Transfer Router listening on ${service.url} (store: ${service.storeDescription}; chain: ${config.chain.rpcUrl ?? `embedded, RPC at ${service.localRpcUrl}`})`
+      ? `Transfer Router listening on ${service.url} (store: ${service.storeDescription}; chain: ${chain})`
       : `Transfer Router workers running (store: ${service.storeDescription}${service.metricsUrl ? `; metrics at ${service.metricsUrl}` : ''})`,
   );
 }

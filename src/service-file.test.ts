@@ -19,7 +19,12 @@ function endedPid(): number {
 }
 
 test('a running service is found where it said it listens; the file is whole and only its own', async () => {
-  const service = { url: 'http://127.0.0.1:18080', pid: process.pid, rpcUrl: 'http://127.0.0.1:18899' };
+  const service = {
+    url: 'http://127.0.0.1:18080',
+    pid: process.pid,
+    rpcUrl: 'http://127.0.0.1:18899',
+    chainProfile: { name: 'mainnet', seed: 'rehearsal' },
+  };
   await writeServiceFile(join(dataDir, 'fresh'), service);
   assert.deepEqual(await readServiceFile(join(dataDir, 'fresh')), service);
   assert.deepEqual(await readdir(join(dataDir, 'fresh')), ['service.json']);

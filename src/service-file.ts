@@ -1,6 +1,12 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/** How the embedded chain behaves: its profile (LOCAL_CHAIN_PROFILE) and the seed of its draws. */
+export interface LocalChainProfile {
+  name: string;
+  seed: string;
+}
+
 /** What a running local service tells local tools (the admin CLI, the demo) about itself. */
 export interface ServiceFile {
   /** Where the API listens. */
@@ -9,6 +15,15 @@ export interface ServiceFile {
   pid: number;
   /** The JSON-RPC endpoint of the chain it uses (the embedded one's, or RPC_URL). */
   rpcUrl?: string;
+  /** The embedded chain's profile; absent with RPC_URL. */
+  chainProfile?: LocalChainProfile;
+}
+
+/** A profile in words: the seed only matters where the chain draws anything. */
+export function describeLocalChainProfile(profile: LocalChainProfile): string {
+  return profile.name === 'instant'
+    ? 'instant profile'
+    : `${profile.name}-like profile, seed ${profile.seed}`;
 }
 
 /** Where a running local service says where it listens; it is removed when the service stops. */
@@ -37,7 +52,7 @@ function isRunning(pid: number): boolean {
 
 /** The running service's record, or null when there is none, it is unreadable, or its process is gone. */
 export async function readServiceFile(dataDir: string): Promise<ServiceFile | null> {
-  let parsed: Partial<ServiceFile>;
+  let parsed: Partial<ServiceFile> & { chainProfile?: Partial<LocalChainProfile> };
   try {
     parsed = JSON.parse(await readFile(serviceFilePath(dataDir), 'utf8'));
   } catch {
@@ -48,6 +63,9 @@ export async function readServiceFile(dataDir: string): Promise<ServiceFile | nu
     url: parsed.url,
     pid: parsed.pid,
     ...(typeof parsed.rpcUrl === 'string' ? { rpcUrl: parsed.rpcUrl } : {}),
+    ...(typeof parsed.chainProfile?.name === 'string' && typeof parsed.chainProfile.seed === 'string'
+      ? { chainProfile: { name: parsed.chainProfile.name, seed: parsed.chainProfile.seed } }
+      : {}),
   };
 }
 

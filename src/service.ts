@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startLocalChain } from '@transfer-router/local-chain';
+import { chainProfile, startLocalChain } from '@transfer-router/local-chain';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
@@ -15,6 +15,7 @@ import { ensureLocalPlatformKeys, platformKeysPath } from './platform/local-keys
 import { createPlatform, type Platform, type PlatformKeys } from './platform/platform.ts';
 import { localRouterDeployment, reportPlatform, setUpLocalPlatform } from './platform/startup.ts';
 import { chainPortError, checkPortsFree, servicePorts } from './port-check.ts';
+import { describeLocalChainProfile, type LocalChainProfile } from './service-file.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
 import { verifyEncryptionKey } from './store/encryption-check.ts';
 import { createStore } from './store/index.ts';
@@ -39,6 +40,8 @@ export interface RunningService {
   metricsUrl: string | undefined;
   /** The local chain's JSON-RPC endpoint, when the embedded chain runs. */
   localRpcUrl: string | undefined;
+  /** The embedded chain's profile and seed, when it runs. */
+  localChainProfile: LocalChainProfile | undefined;
   /** The router program, protocol config, platform keys and route settings. */
   platform: Platform;
   storeDescription: string;
@@ -99,6 +102,7 @@ export async function startService(
       store,
       chain: chain.chain,
       localRpcUrl: chain.localRpcUrl,
+      localChainProfile: chain.profile,
       platform,
       platformAdmin,
       webhookSender,
@@ -113,6 +117,7 @@ export async function startService(
       url: api?.url,
       metricsUrl,
       localRpcUrl: chain.localRpcUrl,
+      localChainProfile: chain.profile,
       platform,
       storeDescription,
       close: shutdown.run,
@@ -207,23 +212,32 @@ async function loadPlatformKeys(config: Config, secrets: SecretBox, progress: Lo
 
 /**
  * The configured chain: any Solana RPC endpoint, or the embedded local chain with the router
- * deployed. Either way the service reads and sends through the same RPC client; only the local
+ * deployed, behaving as its profile says (LOCAL_CHAIN_PROFILE, which RPC_URL makes moot). Either way the service reads and sends through the same RPC client; only the local
  * chain's airdrop cheat is used in process.
  */
 async function openChain(config: Config, logger: Logger, clock: Clock, platform: Platform, progress: Logger) {
   if (config.chain.rpcUrl) {
+    if (config.chain.localProfile.name !== 'instant') {
+      progress.warn(
+        { step: 'chain' },
+        `LOCAL_CHAIN_PROFILE=${config.chain.localProfile.name} is ignored: with RPC_URL no embedded chain runs`,
+      );
+    }
     return {
       chain: createRpcChain({ rpcUrl: config.chain.rpcUrl }) as Chain,
       localRpcUrl: undefined,
+      profile: undefined,
       airdrop: undefined,
       close: async () => {},
     };
   }
+  const profile = chainProfile(config.chain.localProfile.name, config.chain.localProfile.seed);
   progress.info(
-    { step: 'chain' },
-    'Starting: the local chain (loading its state, deploying the router program, opening its JSON-RPC port)',
+    { step: 'chain', profile: profile.name, seed: profile.seed },
+    `Starting: the local chain, ${describeLocalChainProfile(profile)} (loading its state, deploying the router program, opening its JSON-RPC port)`,
   );
   const local = await startLocalChain({
+    profile,
     dataDir: join(config.dataDir, 'chain'),
     // The embedded chain answers cheat methods (airdrops, account writes): loopback unless asked.
     host: config.chain.localRpcHost,
@@ -236,6 +250,7 @@ async function openChain(config: Config, logger: Logger, clock: Clock, platform:
   return {
     chain: createRpcChain({ rpcUrl: local.rpcUrl }) as Chain,
     localRpcUrl: local.rpcUrl,
+    profile: { name: profile.name, seed: profile.seed },
     airdrop: local.cheats.airdrop,
     close: () => local.close(),
   };

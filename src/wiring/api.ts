@@ -123,7 +123,7 @@ async function appDeps(
 
 /** Local mode: shows the first API key, and records where the service listens in DATA_DIR (service.json). */
 async function announceLocalService(
-  { config, store, clock, localRpcUrl, logger, onStop }: ServiceParts,
+  { config, store, clock, localRpcUrl, localChainProfile, logger, onStop }: ServiceParts,
   url: string,
 ) {
   await showFirstKey(store.integrations, clock, (key, created) =>
@@ -133,6 +133,7 @@ async function announceLocalService(
     url,
     pid: process.pid,
     rpcUrl: config.chain.rpcUrl ?? localRpcUrl,
+    ...(localChainProfile ? { chainProfile: localChainProfile } : {}),
   }).then(
     () => onStop(() => removeServiceFile(config.dataDir, process.pid)),
     (error) => logger.warn({ err: error }, 'could not record where the service listens in DATA_DIR'),

@@ -7,6 +7,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { PlatformAdmin } from '../platform/admin.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { servicePorts } from '../port-check.ts';
+import type { LocalChainProfile } from '../service-file.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
@@ -30,6 +31,8 @@ export interface ServiceParts {
   chain: Chain;
   /** The embedded chain's JSON-RPC endpoint, when it runs. */
   localRpcUrl: string | undefined;
+  /** The embedded chain's profile, when it runs. */
+  localChainProfile: LocalChainProfile | undefined;
   /** The router program, protocol config, platform keys and route settings. */
   platform: Platform;
   platformAdmin: PlatformAdmin;

@@ -28,6 +28,7 @@ before(async () => {
   service = await startServiceProcess({ DATA_DIR: dataDir }, { via: 'npm' });
   const recorded = await readServiceFile(dataDir);
   assert.ok(recorded?.rpcUrl, 'the service records its chain in service.json');
+  assert.deepEqual(recorded.chainProfile, { name: 'instant', seed: 'local-chain' }, 'and its profile');
   rpc = createSolanaRpc(recorded.rpcUrl);
   adminToken = (await readFile(adminTokenPath(dataDir), 'utf8')).trim();
 });
@@ -38,10 +39,10 @@ after(async () => {
 });
 
 /** Runs `npm run demo` with the data directory of the service and resolves with what it printed. */
-function runDemo(args: string[]) {
+function runDemo(args: string[], env: Record<string, string> = {}) {
   const child = spawn('npm', ['run', '--silent', 'demo', '--', ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), DATA_DIR: dataDir },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -58,6 +59,31 @@ function printed(stdout: string, label: string): string {
   const match = new RegExp(`^ {2}${label} +(\\S+)`, 'm').exec(stdout);
   assert.ok(match, `the demo prints its ${label}:\n${stdout}`);
   return match[1]!;
+}
+
+/**
+ * The hops the demo showed landed, with their lateness by the chain's clock (whole seconds, never
+ * before the due time) and by the wall's, and its summary of them.
+ */
+function landings(stdout: string, hops: number) {
+  const lines = [
+    ...stdout.matchAll(
+      /^ {2}hop (\d+) landed +\S+\.\.\. late (\d+) s by the chain's clock, (-?\d+\.\d\d) s by the wall's$/gm,
+    ),
+  ];
+  assert.deepEqual(
+    lines.map((line) => Number(line[1])),
+    Array.from({ length: hops }, (_, i) => i + 1),
+    `one line per landed hop, in order:\n${stdout}`,
+  );
+  assert.match(
+    stdout,
+    new RegExp(
+      `^ {2}lateness +p50 \\d+ s / -?\\d+\\.\\d\\d s, max \\d+ s / -?\\d+\\.\\d\\d s \\(chain's clock / wall's, ${hops} hops\\)$`,
+      'm',
+    ),
+  );
+  return lines.map((line) => ({ chainSeconds: Number(line[2]), wallSeconds: Number(line[3]) }));
 }
 
 const lamportsOf = async (address: Address) => (await rpc.getBalance(address).send()).value;
@@ -86,6 +112,14 @@ for (const native of [false, true]) {
     );
     assert.match(demo.stdout, /^5\. Transfer \d+: completed \(phase settled\)$/m);
     assert.match(demo.stdout, /hop 3 of 3 done/);
+    assert.match(demo.stdout, /^ {2}chain +http:\/\/\S+ \(embedded, instant profile\)$/m);
+    // Moved to each due time, the chain shows a hop late by about as long as the keeper took to see it due.
+    for (const { chainSeconds, wallSeconds } of landings(demo.stdout, 3)) {
+      assert.ok(
+        chainSeconds <= 10 && wallSeconds > 0 && wallSeconds < 10,
+        `${chainSeconds} s, ${wallSeconds} s`,
+      );
+    }
 
     const key = printed(demo.stdout, 'key');
     assert.match(key, /^mh_test_[A-Za-z0-9]{32}$/, 'the key the demo created is printed');
@@ -127,6 +161,7 @@ test('`npm run demo -- --fail`: the recipient closes its token account before th
   assert.match(demo.stdout, /^5\. Transfer \d+: failed \(phase failed\)$/m);
   assert.match(demo.stdout, /hop 2 of 3 done/);
   assert.doesNotMatch(demo.stdout, /hop 3 of 3 done/);
+  landings(demo.stdout, 2);
   assert.match(demo.stdout, /^ {2}transfer +refunded \(phase rescued\)$/m);
 
   const key = printed(demo.stdout, 'key');
@@ -155,4 +190,28 @@ test('`npm run demo -- --fail --sol` is refused with the reason', async () => {
   const demo = await runDemo(['--fail', '--sol']);
   assert.equal(demo.code, 2);
   assert.match(demo.stderr, /--fail needs a token route/);
+});
+
+test('`npm run demo -- --profile mainnet` beside the instant chain says how to start the mainnet-like one', async () => {
+  const [byFlag, byEnvironment, unknown] = await Promise.all([
+    runDemo(['--profile', 'mainnet']),
+    runDemo([], { LOCAL_CHAIN_PROFILE: 'mainnet', LOCAL_CHAIN_SEED: 'rehearsal' }),
+    runDemo(['--profile', 'devnet']),
+  ]);
+  for (const [demo, restart] of [
+    [byFlag, 'LOCAL_CHAIN_PROFILE=mainnet npm start'],
+    [byEnvironment, 'LOCAL_CHAIN_PROFILE=mainnet LOCAL_CHAIN_SEED=rehearsal npm start'],
+  ] as const) {
+    assert.equal(demo.code, 1, demo.stderr);
+    assert.equal(
+      demo.stderr,
+      `error: the running service's chain is on the instant profile, not the one asked for: restart it with \`${restart}\`\n`,
+    );
+    assert.equal(demo.stdout, '', 'nothing is created');
+  }
+  assert.equal(unknown.code, 2);
+  assert.match(
+    unknown.stderr,
+    /^error: --profile \(or LOCAL_CHAIN_PROFILE\): the chain profile is instant or mainnet, not devnet\n/,
+  );
 });
