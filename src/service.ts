@@ -212,8 +212,9 @@ async function loadPlatformKeys(config: Config, secrets: SecretBox, progress: Lo
 
 /**
  * The configured chain: any Solana RPC endpoint, or the embedded local chain with the router
- * deployed, behaving as its profile says (LOCAL_CHAIN_PROFILE, which RPC_URL makes moot). Either way the service reads and sends through the same RPC client; only the local
- * chain's airdrop cheat is used in process.
+ * deployed, behaving as its profile says (LOCAL_CHAIN_PROFILE, which RPC_URL makes moot). Either
+ * way the service reads and sends through the same RPC client; only the local chain's airdrop
+ * cheat is used in process.
  */
 async function openChain(config: Config, logger: Logger, clock: Clock, platform: Platform, progress: Logger) {
   if (config.chain.rpcUrl) {

@@ -87,7 +87,7 @@ describe('the service on a misbehaving RPC endpoint', () => {
   let receiver: Receiver;
   let client: TransferRouterClient;
   /** Every answer the API gave the client: method, path and status. */
-  const answers: { request: string; status: number }[] = [];
+  const answers: { request: string; status: number; error?: string }[] = [];
   /** Each move of the chain's clock: the wall time it was made, and the chain time it went to (ms). */
   const travels: { wallMs: number; chainMs: number }[] = [];
   let mint: Address;
@@ -164,6 +164,8 @@ describe('the service on a misbehaving RPC endpoint', () => {
         answers.push({
           request: `${request.method} ${new URL(request.url).pathname}`,
           status: response.status,
+          // What a 5xx said, for the assertion's message.
+          ...(response.status >= 500 && { error: await response.clone().text() }),
         });
         return response;
       },
