@@ -12,7 +12,7 @@ import {
 } from '../src/chain/router/program.ts';
 import { createRpcChain } from '../src/chain/rpc-chain.ts';
 import type { AccountReader } from '../src/chain/types.ts';
-import { loadCliDefaults } from '../src/config.ts';
+import { loadCliDefaults } from '../src/cli-defaults.ts';
 import { generateKeypair, type KeypairBytes, parseKeypairSetting } from '../src/platform/keypair.ts';
 import { closeBuffer, findBufferAddress, readBuffer } from '../src/platform/program-buffer.ts';
 import { deployProgram, type ProgramDeployResult } from '../src/platform/program-deploy.ts';

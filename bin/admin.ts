@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { adminTokenPath } from '../src/bootstrap.ts';
-import { loadCliDefaults } from '../src/config.ts';
+import { loadCliDefaults } from '../src/cli-defaults.ts';
 import { readServiceFile, serviceFilePath } from '../src/service-file.ts';
 import { DEPLOY_OPTIONS, DEPLOY_USAGE, platformDeploy } from './admin-deploy.ts';
 

@@ -45,7 +45,7 @@ import {
 import { landSigned } from '../clients/typescript/src/send.ts';
 import { adminTokenPath } from '../src/bootstrap.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../src/chain/router/program.ts';
-import { loadCliDefaults } from '../src/config.ts';
+import { loadCliDefaults } from '../src/cli-defaults.ts';
 import { rawToTokens, tokensToRaw } from '../src/domain/amounts.ts';
 import {
   describeLocalChainProfile,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { parseChainProfile } from '@transfer-router/local-chain';
-import { ConfigError, loadCliDefaults, loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { generateKeypair } from './platform/keypair.ts';
 
 /** The three platform key settings, as JSON arrays of fresh keys. */
@@ -142,56 +142,6 @@ test('the minimum of a reward claim: 1,000,000 lamports unless configured, never
   assert.equal(loadConfig({}).rewardsMinClaimLamports, 1_000_000n);
   assert.equal(loadConfig({ REWARDS_MIN_CLAIM_LAMPORTS: '5000000' }).rewardsMinClaimLamports, 5_000_000n);
   assert.throws(() => loadConfig({ REWARDS_MIN_CLAIM_LAMPORTS: '890879' }), /REWARDS_MIN_CLAIM_LAMPORTS/);
-});
-
-test("the admin CLI's defaults: a URL only when the environment names one, with the variable that did", () => {
-  assert.deepEqual(loadCliDefaults({ DATA_DIR: '/srv/tr' }), {
-    url: undefined,
-    defaultUrl: 'http://127.0.0.1:8080',
-    adminToken: undefined,
-    dataDir: '/srv/tr',
-    rpcUrl: undefined,
-    adminKeypair: undefined,
-    routerProgramId: undefined,
-    localChainProfile: undefined,
-    localChainSeed: undefined,
-  });
-  // `platform deploy` reaches the chain with the service's own settings.
-  const { rpcUrl, adminKeypair, routerProgramId } = loadCliDefaults({
-    RPC_URL: 'https://api.devnet.solana.com',
-    PLATFORM_ADMIN_KEYPAIR: 'keys/admin.json',
-    ROUTER_PROGRAM_ID: 'TRouterProgram11111111111111111111111111111',
-  });
-  assert.deepEqual(
-    { rpcUrl, adminKeypair, routerProgramId },
-    {
-      rpcUrl: 'https://api.devnet.solana.com',
-      adminKeypair: 'keys/admin.json',
-      routerProgramId: 'TRouterProgram11111111111111111111111111111',
-    },
-  );
-  assert.deepEqual(loadCliDefaults({ PORT: '9090', HOST: '::1' }).url, {
-    url: 'http://[::1]:9090',
-    from: 'PORT',
-  });
-  assert.deepEqual(loadCliDefaults({ PORT: '9090', HOST: '0.0.0.0' }).url, {
-    url: 'http://127.0.0.1:9090',
-    from: 'PORT',
-  });
-  assert.deepEqual(loadCliDefaults({ PORT: '9090', TRANSFER_ROUTER_URL: 'https://tr.example' }).url, {
-    url: 'https://tr.example',
-    from: 'TRANSFER_ROUTER_URL',
-  });
-  assert.equal(loadCliDefaults({}).dataDir, resolve('./data'));
-  // `npm run demo` checks the running chain against the profile these ask for.
-  const { localChainProfile, localChainSeed } = loadCliDefaults({
-    LOCAL_CHAIN_PROFILE: 'mainnet',
-    LOCAL_CHAIN_SEED: 'rehearsal',
-  });
-  assert.deepEqual(
-    { localChainProfile, localChainSeed },
-    { localChainProfile: 'mainnet', localChainSeed: 'rehearsal' },
-  );
 });
 
 test("the embedded chain's profile: instant unless LOCAL_CHAIN_PROFILE says mainnet, a bad value stopping the start", () => {
