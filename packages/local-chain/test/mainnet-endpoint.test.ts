@@ -72,6 +72,35 @@ describe('the mainnet profile through its endpoint', () => {
     assert.equal(closed, true);
   });
 
+  test('now and then the endpoint answers as a node a few slots behind does', async () => {
+    const lagging = await startLocalChain({
+      rpcPort: 0,
+      wsPort: null,
+      profile: {
+        ...chainProfile('mainnet', 'stale-test'),
+        weather: { ...MAINNET_WEATHER, rateLimited: 0, unavailable: 0, held: 0, staleEveryMs: 1_000 },
+      },
+    });
+    try {
+      // The same slot answered for longer than three slots last: the node had fallen behind.
+      let longest = 0;
+      let since = Date.now();
+      let last = -1;
+      for (const end = Date.now() + 6_000; Date.now() < end; ) {
+        const slot = (await call(lagging.rpcUrl, 'getSlot', [{ commitment: 'processed' }])) as number;
+        if (slot !== last) {
+          last = slot;
+          since = Date.now();
+        }
+        longest = Math.max(longest, Date.now() - since);
+        await delay(50);
+      }
+      assert.ok(longest >= 3 * lagging.ledger.slotMs, `the longest stale answer lasted ${longest} ms`);
+    } finally {
+      await lagging.close();
+    }
+  });
+
   test('the legacy Token program runs at the Token program id (deployed there, where p-token is built in)', async () => {
     const { value } = (await call(chain.rpcUrl, 'getAccountInfo', [
       TOKEN_PROGRAM_ADDRESS,
