@@ -57,6 +57,8 @@ const TRANSFERS = Array.from({ length: Number(process.env.FAULTS_TRANSFERS ?? 12
   hops: 3 + (i % 8),
   native: i % 3 === 0,
 }));
+/** Users deploying at the same moment. */
+const WALLETS = 20;
 /**
  * On time: a transfer arrives (its last hop lands) within the shortest interval a route can have
  * between two hops (15 s, at the minimum arrival of 4 hops and more) of its due time, plus the 5 s
@@ -183,7 +185,7 @@ describe('the service on a misbehaving RPC endpoint', () => {
   });
 
   test('every transfer completes on time, each hop once, each event delivered once, no answer a 5xx', async () => {
-    deployed = await Promise.all(TRANSFERS.map((terms) => deploy(terms)));
+    deployed = await deployAll(TRANSFERS);
     await carryToCompletion(deployed.map((transfer) => transfer.id));
 
     const { rows: transfers } = await database.db.query<{ id: string; status: string; phase: string }>(
@@ -291,6 +293,23 @@ describe('the service on a misbehaving RPC endpoint', () => {
       recipient,
       netDeliveredRaw: BigInt(estimate.tokens.netDeliveredRaw),
     };
+  }
+
+  /**
+   * Deploys the transfers as WALLETS users at once do, each deploying its next as soon as its last
+   * is broadcast: the API sees a steady crowd rather than one burst of every transfer.
+   */
+  async function deployAll(terms: typeof TRANSFERS): Promise<Deployed[]> {
+    const out: Deployed[] = [];
+    let next = 0;
+    const wallet = async () => {
+      while (next < terms.length) {
+        const index = next++;
+        out[index] = await deploy(terms[index]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(WALLETS, terms.length) }, wallet));
+    return out;
   }
 
   /**

@@ -101,6 +101,52 @@ describe('the mainnet profile through its endpoint', () => {
     }
   });
 
+  test('a signature subscription at `confirmed` is told once the transaction is confirmed, not when processed', async () => {
+    const quiet = await startLocalChain({
+      rpcPort: 0,
+      wsPort: null,
+      profile: { ...chainProfile('mainnet', 'subscription-test'), weather: undefined },
+    });
+    try {
+      const payer = await generateKeyPairSigner();
+      await quiet.cheats.airdrop(payer.address, 2_000_000_000n);
+      const lifetime = quiet.ledger.latestBlockhash('processed');
+      const sent = await signTransaction(
+        payer,
+        [getTransferSolInstruction({ source: payer, destination: payer.address, amount: lamports(1n) })],
+        { blockhash: lifetime.blockhash, lastValidBlockHeight: BigInt(lifetime.lastValidBlockHeight) },
+      );
+      const socket = new WebSocket(quiet.wsUrl);
+      await new Promise((resolve) => socket.once('open', resolve));
+      const notified = new Promise<string>((resolve) =>
+        socket.on('message', (data) => {
+          const message = JSON.parse(data.toString()) as { method?: string };
+          if (message.method !== 'signatureNotification') return;
+          const record = quiet.ledger.signatureStatus(sent.signature, false);
+          resolve(record ? quiet.ledger.confirmationOf(record.slot).confirmationStatus : 'unknown');
+        }),
+      );
+      socket.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'signatureSubscribe',
+          params: [sent.signature, { commitment: 'confirmed' }],
+        }),
+      );
+      // Sent until a leader has it (some sends are dropped).
+      const sending = setInterval(() => quiet.ledger.submit(sent.bytes, { preflight: false }), 300);
+      try {
+        assert.notEqual(await notified, 'processed');
+      } finally {
+        clearInterval(sending);
+        socket.close();
+      }
+    } finally {
+      await quiet.close();
+    }
+  });
+
   test('the legacy Token program runs at the Token program id (deployed there, where p-token is built in)', async () => {
     const { value } = (await call(chain.rpcUrl, 'getAccountInfo', [
       TOKEN_PROGRAM_ADDRESS,
