@@ -118,6 +118,14 @@ test('with the defaults, an attempt that hangs is retried within the deadline a 
   assert.deepEqual(seen, ['getSlot', 'getSlot']);
 });
 
+test('an attempt not answered in time is sent again beside it, and the first answer wins', async () => {
+  const hang: Reply = () => {};
+  reset([hang, result(42)]);
+  // One attempt only: without the hedge, the hung request would time out the call.
+  assert.equal(await chainFor({ timeoutMs: 5000, hedgeAfterMs: 50, maxAttempts: 1 }).getSlot(), 42n);
+  assert.deepEqual(seen, ['getSlot', 'getSlot']);
+});
+
 test("the caller's abort ends the call at once, without retries", async () => {
   reset([]);
   const controller = new AbortController();

@@ -1,6 +1,6 @@
 // kit's RPC client over a JSON-RPC endpoint, with what every call of the chain interface goes
-// through: a timeout per attempt, retries with jittered exponential backoff on transient failures
-// only, and every failure translated into a ChainError.
+// through: a timeout per attempt, a hedge for an answer that is late, retries with jittered
+// exponential backoff on transient failures only, and every failure translated into a ChainError.
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Commitment,
@@ -32,6 +32,11 @@ export interface RpcChainOptions {
    * (its signal) ends the attempts sooner.
    */
   maxAttempts?: number;
+  /**
+   * An attempt not answered within this time is sent again beside the first copy, the first answer
+   * winning (default 1 s; never for sendTransaction, whose re-sends the landing policy owns).
+   */
+  hedgeAfterMs?: number;
   /** Base of the exponential backoff between attempts (default 250 ms). */
   retryDelayMs?: number;
   /** Cap of one backoff wait, Retry-After included (default 5 s). */
@@ -39,8 +44,42 @@ export interface RpcChainOptions {
 }
 
 type RetryPolicy = Required<
-  Pick<RpcChainOptions, 'timeoutMs' | 'maxAttempts' | 'retryDelayMs' | 'maxRetryDelayMs'>
+  Pick<RpcChainOptions, 'timeoutMs' | 'maxAttempts' | 'hedgeAfterMs' | 'retryDelayMs' | 'maxRetryDelayMs'>
 >;
+
+/** Requests never sent twice at once: copies of a send would race each other's preflight. */
+const NOT_HEDGED = new Set(['sendTransaction']);
+
+/**
+ * One attempt of a request, and, when it has not answered within `hedgeAfterMs`, the same request
+ * again beside it (a hedge): the first answer wins and the other copy is cancelled. A request hung
+ * on one of a provider's nodes then costs the hedge's delay, not the attempt's whole timeout. An
+ * answer or failure in time is taken as it is.
+ */
+async function hedged<T>(
+  run: (signal: AbortSignal) => Promise<T>,
+  signal: AbortSignal,
+  hedgeAfterMs: number,
+): Promise<T> {
+  const done = new AbortController();
+  const copy = () => run(AbortSignal.any([signal, done.signal]));
+  try {
+    const first = copy();
+    const late = await Promise.race([
+      first.then(
+        () => false,
+        () => false,
+      ),
+      delay(hedgeAfterMs, true, { signal: done.signal }),
+    ]);
+    if (!late) return await first;
+    return await Promise.any([first, copy()]).catch((error: AggregateError) => {
+      throw error.errors[0];
+    });
+  } finally {
+    done.abort();
+  }
+}
 
 /** kit's RPC methods, and the call every request of the chain interface is sent through. */
 export interface RpcClient {
@@ -85,7 +124,7 @@ async function callWithRetries<T>(
     const timeout = AbortSignal.timeout(policy.timeoutMs);
     const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
     try {
-      return await run(signal);
+      return await (NOT_HEDGED.has(method) ? run(signal) : hedged(run, signal, policy.hedgeAfterMs));
     } catch (thrown) {
       const error = classify(thrown, method, callerSignal);
       if (!error.retryable || attempt >= policy.maxAttempts) throw error;
@@ -106,6 +145,7 @@ export function createRpcClient(options: RpcChainOptions): RpcClient {
   const policy: RetryPolicy = {
     timeoutMs: options.timeoutMs ?? 3_000,
     maxAttempts: options.maxAttempts ?? 5,
+    hedgeAfterMs: options.hedgeAfterMs ?? 1_000,
     retryDelayMs: options.retryDelayMs ?? 250,
     maxRetryDelayMs: options.maxRetryDelayMs ?? 5000,
   };
