@@ -1,109 +1,388 @@
 import { loadavg } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { BAD_DAY, type FaultProxy, startFaultProxy } from '@transfer-router/rpc-faults';
+import { MAX_HOPS, MIN_HOPS, minArrivalSeconds } from '../src/domain/fees.ts';
 import { processCpuMs } from './lib/cpu.ts';
-import { startKeeperBench } from './lib/keeper-service.ts';
+import {
+  type DeployedRoute,
+  type PreparedRoute,
+  startKeeperBench,
+  type WorkerProcess,
+} from './lib/keeper-service.ts';
 import { markdownTable } from './lib/load.ts';
 
 /**
- * Hop lateness as routes run on their real schedule: from a hop's due time on the chain's clock to
- * the keeper recording it `confirmed` (its `transfer.hop_complete` event), p50 and p99, and the
- * keeper's CPU per hop, with two worker processes (`npm run worker`) reading and sending straight to
- * the chain, then through the fault-injecting proxy on a bad day (packages/rpc-faults, `BAD_DAY`).
- * The chain runs in this process on the system clock, never moved, so its time is the wall's.
- * Each scenario deploys its routes through the API (as an integrator does) while its workers run,
- * and waits for them all to complete; the hops fall due as the routes' schedules say.
+ * Hop lateness, from a hop's due time on the chain's clock to the keeper recording it `confirmed`
+ * (its `transfer.hop_complete` event), with two worker processes (`npm run worker`) on the chain
+ * this process runs, started with the profile `LOCAL_CHAIN_PROFILE` and `LOCAL_CHAIN_SEED` name:
  *
- *   npm run bench -- lateness   (BENCH_LATENESS_ROUTES per scenario, default 30; BENCH_LATENESS_HOPS,
- *                                default 4; arrival the shortest allowed, 15 s between hops;
- *                                BENCH_FAULTS_SEED)
+ * - At sustained rates (BENCH_LATENESS_RATES hops a second, default 10 and 100), each for a window
+ *   of BENCH_LATENESS_SECONDS (default 120): every second of the window has that many hops due.
+ *   The routes hop every 15 s (the shortest interval allowed; longer for a window of more than
+ *   135 s): the routes of group c (c from 0 to 14) have their first hop at second c of a warm-up
+ *   interval before the window, at the same rate and not measured (fresh workers compile as they
+ *   go), and their other hops at second c, c + 15, … of the window; a window shorter than a route's
+ *   shortest run (4 hops) leaves its last hops after the window, not measured either. Then once
+ *   more at the lowest of those rates (BENCH_LATENESS_FAULTS_RATE, 0 leaves it out) with the
+ *   workers reaching the chain through the fault-injecting proxy on a bad day (packages/rpc-faults,
+ *   `BAD_DAY`, BENCH_FAULTS_SEED); the routes are deployed straight to the chain.
+ * - A burst: BENCH_LATENESS_BURST routes (default 1,000) whose first hops fall due at the same
+ *   second: how long from then until the last of those hops completed (the drain), and their
+ *   lateness. Their next hops would fall due 10 minutes later, after the bench has ended.
+ *
+ * Deploying. Every route is real: created, prepared, signed by its source, landed and reported
+ * through the API as an integrator does it with the TypeScript client (bench/lib/keeper-service.ts).
+ * A route's schedule counts from the chain's clock when prepare builds it, and its first hop is
+ * one interval later, so the routes are deployed ahead while the chain's clock stands still (the
+ * chain runs in this process, on a clock the bench controls): group c is prepared at second c of
+ * the interval before the warm-up, the clock moved a second between groups, then every bundle is
+ * landed, BENCH_DEPLOY_CONCURRENCY at a time (default 32) in both steps, and only then does the
+ * clock run with the wall's pace. Deploying the 1,500 routes of 100 hops a second takes 70 to 90 s
+ * on a 2-core machine, five times the 15 s between a route's prepare and its first hop: on a
+ * running clock they could not all be deployed ahead of their window. On a chain that includes
+ * transactions only in later slots (the `mainnet` profile), slots must pass for bundles to land:
+ * the clock runs at a tenth of the wall's pace while they land, and the bench stops if that takes
+ * it past the warm-up.
+ *
+ * Lateness is measured against the wall: the chain's clock runs behind it by however long it stood
+ * still, and a hop's due time is when the chain's clock reached it. The keeper's CPU and its
+ * PostgreSQL backends' are counted from the moment the clock runs until every route completed (the
+ * burst: until its hops completed), per hop completed meanwhile, warm-up and hops after the window
+ * included.
+ *
+ *   npm run bench -- lateness     (BENCH_LATENESS_SECONDS=20 for a short check)
  */
-const ROUTES = Number(process.env.BENCH_LATENESS_ROUTES ?? 30);
-const HOPS = Number(process.env.BENCH_LATENESS_HOPS ?? 4);
-const ARRIVAL_SECONDS = Math.max(60, 15 * HOPS);
+const RATES = (process.env.BENCH_LATENESS_RATES ?? '10,100').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_LATENESS_SECONDS ?? 120);
+const FAULTS_RATE = Number(process.env.BENCH_LATENESS_FAULTS_RATE ?? Math.min(...RATES));
+const BURST = Number(process.env.BENCH_LATENESS_BURST ?? 1000);
+const DEPLOY_CONCURRENCY = Number(process.env.BENCH_DEPLOY_CONCURRENCY ?? 32);
+const WORKERS = 2;
+/** Between a burst route's hops: its second hop falls due long after the burst drained. */
+const BURST_INTERVAL_SECONDS = 600;
+/** How long before the burst the clock runs again: the keepers read it at least every 5 s. */
+const BURST_LEAD_MS = 10_000;
+/** The chain's clock's pace while bundles land on a chain that includes them only in later slots. */
+const LANDING_CLOCK_RATE = 0.1;
 
-interface Measured {
+for (const [name, value, least] of [
+  ['BENCH_LATENESS_RATES', Math.min(...RATES), 1],
+  ['BENCH_LATENESS_SECONDS', SECONDS, 1],
+  ['BENCH_LATENESS_FAULTS_RATE', FAULTS_RATE, 0],
+  ['BENCH_LATENESS_BURST', BURST, 0],
+  ['BENCH_DEPLOY_CONCURRENCY', DEPLOY_CONCURRENCY, 1],
+] as const) {
+  if (!Number.isInteger(value) || value < least)
+    throw new Error(`${name} takes integers of ${least} or more`);
+}
+
+/** The routes of a sustained rate: `rate` routes in each group. */
+interface SustainedPlan {
+  intervalSeconds: number;
+  /** Group c's first hop is due c seconds into the warm-up. */
+  groups: { offset: number; hops: number }[];
+}
+
+/**
+ * Routes whose hops fall due at the same rate every second of a warm-up interval and of a window
+ * of `seconds` after it: group c's first hop at second c of the warm-up, the others every
+ * interval after, as many as the window holds (at least the fewest a route may have).
+ */
+function sustainedPlan(seconds: number): SustainedPlan {
+  // The shortest interval allowed (15 s), longer when the window holds more hops than a route may have.
+  const intervalSeconds = Math.max(
+    minArrivalSeconds(MAX_HOPS) / MAX_HOPS,
+    Math.ceil(seconds / (MAX_HOPS - 1)),
+  );
+  const groups = Array.from({ length: intervalSeconds }, (_, offset) => {
+    let hops = Math.max(MIN_HOPS, 1 + Math.ceil((seconds - offset) / intervalSeconds));
+    while (hops * intervalSeconds < minArrivalSeconds(hops)) hops++;
+    return { offset, hops };
+  });
+  return { intervalSeconds, groups };
+}
+
+interface Lateness {
   hops: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+}
+
+interface Cpu {
   keeperCpuMsPerHop: number;
   databaseCpuMsPerHop: number;
 }
 
+interface Sustained extends Lateness, Cpu {
+  name: string;
+  rate: number;
+  routes: number;
+  deploySeconds: number;
+  /** Fewest and most hops due in one second of the window, as the deployed routes' schedules say. */
+  duePerSecond: [number, number];
+  /** Hops measured per second of the window, or of the time until the last of them completed if longer. */
+  carriedPerSecond: number;
+}
+
+interface Burst extends Lateness, Cpu {
+  routes: number;
+  deploySeconds: number;
+  /** Hops due at the burst's second, as the deployed routes' schedules say. */
+  due: number;
+}
+
+// The hop_complete events of the transfers $1 whose hop was due from chain second $2 to before $3.
+const HOPS_COMPLETED = `
+  FROM events e JOIN transfers t ON t.id = e.transfer_id,
+       LATERAL (SELECT t.first_release_at + ((e.payload -> 'data' -> 'transfer' -> 'progress' ->> 'hopsCompleted')::int - 1)
+                       * t.interval_seconds AS due) h
+ WHERE e.transfer_id = ANY($1) AND e.type = 'transfer.hop_complete' AND h.due >= $2 AND h.due < $3`;
+
 const bench = await startKeeperBench({ chainHere: true });
+const clock = bench.chainClock!;
+const profile = bench.profile!;
 let proxy: FaultProxy | undefined;
 try {
-  /** Routes deployed and carried by two workers reading the chain at `rpcUrl`. */
-  async function scenario(rpcUrl: string): Promise<Measured> {
-    const workers = await bench.startWorkers(2, { RPC_URL: rpcUrl });
+  /** Moves the stopped chain clock into `second`, past the start of the slot that shows it. */
+  const showSecond = (second: number) => clock.moveTo(second * 1000 + 500);
+
+  /** Lands prepared routes (see the header for how the chain's clock runs meanwhile). */
+  async function land(prepared: readonly PreparedRoute[]): Promise<DeployedRoute[]> {
+    if (profile.cluster) clock.run(LANDING_CLOCK_RATE);
+    return bench.land(prepared, { concurrency: DEPLOY_CONCURRENCY });
+  }
+
+  /**
+   * Runs the chain's clock at the wall's pace, then waits for `done`: the CPU the workers and their
+   * PostgreSQL backends used meanwhile, per hop of `ids` completed meanwhile, and how far the
+   * chain's clock runs behind the wall.
+   */
+  async function runClock(
+    workers: WorkerProcess[],
+    ids: number[],
+    done: () => Promise<unknown>,
+  ): Promise<Cpu & { lagMs: number }> {
+    const workersBefore = workers.map((worker) => processCpuMs(worker.pid));
+    const databaseBefore = await bench.workerBackendsCpuMs();
+    const since = new Date();
+    clock.start();
+    const lagMs = Date.now() - clock.now().getTime();
+    await done();
+    const keeperCpu = workers.reduce(
+      (sum, worker, i) => sum + processCpuMs(worker.pid) - workersBefore[i]!,
+      0,
+    );
+    let databaseCpu = 0;
+    for (const [pid, cpu] of await bench.workerBackendsCpuMs())
+      databaseCpu += cpu - (databaseBefore.get(pid) ?? 0);
+    const { rows } = await bench.database.db.query<{ hops: number }>(
+      `SELECT count(*)::int AS hops FROM events
+        WHERE transfer_id = ANY($1) AND type = 'transfer.hop_complete' AND created_at >= $2`,
+      [ids, since],
+    );
+    const hops = rows[0]!.hops;
+    return { lagMs, keeperCpuMsPerHop: keeperCpu / hops, databaseCpuMsPerHop: databaseCpu / hops };
+  }
+
+  /** How late each hop of `ids` due from chain second `from` to before `to` completed, and when the last did. */
+  async function latenessOf(
+    ids: number[],
+    { from, to, lagMs }: { from: number; to: number; lagMs: number },
+  ): Promise<Lateness & { lastAtMs: number }> {
+    const { rows } = await bench.database.db.query<{ ms: number; at: number }>(
+      `SELECT (extract(epoch FROM e.created_at) * 1000 - (h.due * 1000 + $4::float8))::float8 AS ms,
+              (extract(epoch FROM e.created_at) * 1000)::float8 AS at
+       ${HOPS_COMPLETED} ORDER BY ms`,
+      [ids, from, to, lagMs],
+    );
+    const ms = rows.map((row) => row.ms);
+    const at = (share: number) => ms[Math.min(ms.length - 1, Math.floor(share * ms.length))]!;
+    return {
+      hops: ms.length,
+      p50Ms: at(0.5),
+      p99Ms: at(0.99),
+      maxMs: ms.at(-1)!,
+      lastAtMs: Math.max(...rows.map((row) => row.at)),
+    };
+  }
+
+  /** Hops of `ids` due each second from `from` to before `to`, by the routes' schedules. */
+  async function duePerSecond(ids: number[], from: number, to: number): Promise<number[]> {
+    const { rows } = await bench.database.db.query<{ due: string; hops: number }>(
+      `SELECT h.due, count(*)::int AS hops
+         FROM transfers t, generate_series(0, t.hops - 1) AS step,
+              LATERAL (SELECT t.first_release_at + step * t.interval_seconds AS due) h
+        WHERE t.id = ANY($1) AND h.due >= $2 AND h.due < $3 GROUP BY h.due`,
+      [ids, from, to],
+    );
+    const counts = new Array<number>(to - from).fill(0);
+    for (const row of rows) counts[Number(row.due) - from] = row.hops;
+    return counts;
+  }
+
+  /** `rate` hops due every second for SECONDS, carried by two workers reading the chain at `rpcUrl`. */
+  async function sustained(name: string, rate: number, rpcUrl: string): Promise<Sustained> {
+    const plan = sustainedPlan(SECONDS);
+    const workers = await bench.startWorkers(WORKERS, { RPC_URL: rpcUrl });
     try {
-      const workersBefore = workers.map((worker) => processCpuMs(worker.pid));
-      const databaseBefore = await bench.workerBackendsCpuMs();
-      const routes = await bench.deploy({ count: ROUTES, hops: HOPS, arrivalSeconds: ARRIVAL_SECONDS });
-      const ids = routes.map((route) => route.id);
-      await bench.waitCompleted(ids, 600_000);
-      const keeperCpu = workers.reduce(
-        (sum, worker, i) => sum + processCpuMs(worker.pid) - workersBefore[i]!,
-        0,
+      clock.stop();
+      const firstPrepare = (await bench.chainNow()) + 2;
+      const deployStarted = performance.now();
+      const prepared: PreparedRoute[] = [];
+      for (const { offset, hops } of plan.groups) {
+        showSecond(firstPrepare + offset);
+        prepared.push(
+          ...(await bench.prepare({
+            count: rate,
+            hops,
+            arrivalSeconds: hops * plan.intervalSeconds,
+            concurrency: DEPLOY_CONCURRENCY,
+          })),
+        );
+      }
+      const ids = (await land(prepared)).map((route) => route.id);
+      const deploySeconds = (performance.now() - deployStarted) / 1000;
+      const windowAt = firstPrepare + 2 * plan.intervalSeconds;
+      const chainAt = await bench.chainNow();
+      if (chainAt >= windowAt - 1) {
+        throw new Error(
+          `landing the routes took the chain's clock to ${chainAt}, past the warm-up (the window starts at ${windowAt}); raise BENCH_DEPLOY_CONCURRENCY`,
+        );
+      }
+      const due = await duePerSecond(ids, windowAt, windowAt + SECONDS);
+      const totalHops = plan.groups.reduce((sum, group) => sum + group.hops * rate, 0);
+      const cpu = await runClock(workers, ids, () =>
+        // However far the keeper falls behind, it carries more than 10 hops a second.
+        bench.waitCompleted(ids, (SECONDS + 2 * plan.intervalSeconds) * 1000 + totalHops * 100 + 300_000),
       );
-      let databaseCpu = 0;
-      for (const [pid, cpu] of await bench.workerBackendsCpuMs())
-        databaseCpu += cpu - (databaseBefore.get(pid) ?? 0);
-      const { rows } = await bench.database.db.query<{ ms: number }>(
-        `SELECT (extract(epoch FROM e.created_at) * 1000
-                 - (t.first_release_at + h.step * t.interval_seconds) * 1000)::float8 AS ms
-           FROM events e JOIN transfers t ON t.id = e.transfer_id,
-                LATERAL (SELECT (e.payload -> 'data' -> 'transfer' -> 'progress' ->> 'hopsCompleted')::int - 1 AS step) h
-          WHERE e.transfer_id = ANY($1) AND e.type = 'transfer.hop_complete'
-          ORDER BY ms`,
-        [ids],
-      );
-      const lateness = rows.map((row) => row.ms);
-      const at = (share: number) =>
-        lateness[Math.min(lateness.length - 1, Math.floor(share * lateness.length))]!;
+      const lateness = await latenessOf(ids, { from: windowAt, to: windowAt + SECONDS, lagMs: cpu.lagMs });
       return {
-        hops: lateness.length,
-        p50Ms: at(0.5),
-        p99Ms: at(0.99),
-        maxMs: lateness.at(-1)!,
-        keeperCpuMsPerHop: keeperCpu / lateness.length,
-        databaseCpuMsPerHop: databaseCpu / lateness.length,
+        name,
+        rate,
+        routes: ids.length,
+        deploySeconds,
+        duePerSecond: [Math.min(...due), Math.max(...due)],
+        ...lateness,
+        carriedPerSecond:
+          lateness.hops / Math.max(SECONDS, (lateness.lastAtMs - (windowAt * 1000 + cpu.lagMs)) / 1000),
+        ...cpu,
       };
     } finally {
       for (const worker of workers) await worker.stop();
     }
   }
 
+  /** BURST hops due at the same second, carried by two workers reading the chain directly. */
+  async function burst(): Promise<Burst> {
+    const workers = await bench.startWorkers(WORKERS);
+    try {
+      clock.stop();
+      const preparedAt = (await bench.chainNow()) + 2;
+      showSecond(preparedAt);
+      const deployStarted = performance.now();
+      const prepared = await bench.prepare({
+        count: BURST,
+        hops: MIN_HOPS,
+        arrivalSeconds: MIN_HOPS * BURST_INTERVAL_SECONDS,
+        concurrency: DEPLOY_CONCURRENCY,
+      });
+      const ids = (await land(prepared)).map((route) => route.id);
+      const deploySeconds = (performance.now() - deployStarted) / 1000;
+      const dueAt = preparedAt + BURST_INTERVAL_SECONDS;
+      const [due] = await duePerSecond(ids, dueAt, dueAt + 1);
+      clock.moveTo(dueAt * 1000 - BURST_LEAD_MS);
+      const cpu = await runClock(workers, ids, async () => {
+        const deadline = Date.now() + BURST_LEAD_MS + BURST * 100 + 300_000;
+        for (;;) {
+          const { rows } = await bench.database.db.query<{ hops: number }>(
+            `SELECT count(*)::int AS hops ${HOPS_COMPLETED}`,
+            [ids, dueAt, dueAt + 1],
+          );
+          if (rows[0]!.hops === due) return;
+          if (Date.now() > deadline)
+            throw new Error(`${rows[0]!.hops} of the burst's ${due} hops completed in time`);
+          await delay(100);
+        }
+      });
+      const lateness = await latenessOf(ids, { from: dueAt, to: dueAt + 1, lagMs: cpu.lagMs });
+      return { routes: ids.length, deploySeconds, due: due!, ...lateness, ...cpu };
+    } finally {
+      for (const worker of workers) await worker.stop();
+    }
+  }
+
   const loadBefore = loadavg()[0]!;
-  const direct = await scenario(bench.rpcUrl);
-  proxy = await startFaultProxy({
-    upstream: bench.rpcUrl,
-    faults: { ...BAD_DAY, seed: process.env.BENCH_FAULTS_SEED ?? 'bench' },
-  });
-  const faulty = await scenario(proxy.url);
-  const row = (name: string, m: Measured) => [
-    name,
-    m.hops,
-    (m.p50Ms / 1000).toFixed(2),
-    (m.p99Ms / 1000).toFixed(2),
-    (m.maxMs / 1000).toFixed(2),
-    m.keeperCpuMsPerHop.toFixed(1),
-    m.databaseCpuMsPerHop.toFixed(1),
-  ];
+  const rates: Sustained[] = [];
+  for (const rate of RATES) rates.push(await sustained('the chain, directly', rate, bench.rpcUrl));
+  if (FAULTS_RATE > 0) {
+    proxy = await startFaultProxy({
+      upstream: bench.rpcUrl,
+      faults: { ...BAD_DAY, seed: process.env.BENCH_FAULTS_SEED ?? 'bench' },
+    });
+    rates.push(await sustained('through the fault proxy, BAD_DAY', FAULTS_RATE, proxy.url));
+  }
+  const burstMeasured = BURST > 0 ? await burst() : undefined;
+
+  const seconds = (ms: number) => (ms / 1000).toFixed(2);
+  const plan = sustainedPlan(SECONDS);
   process.stdout.write(
-    `${ROUTES} routes of ${HOPS} hops per scenario (${ARRIVAL_SECONDS / HOPS} s between hops), two worker processes; the machine's load average (1 min) ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after.\n\n${markdownTable(
-      [
-        'RPC endpoint',
-        'hops',
-        'lateness p50 (s)',
-        'p99 (s)',
-        'max (s)',
-        'keeper CPU ms per hop',
-        'PostgreSQL CPU ms per hop',
-      ],
-      [row('the chain, directly', direct), row('through the fault proxy, BAD_DAY', faulty)],
-    )}\n\nFaults the proxy injected: ${JSON.stringify(proxy.stats())}\n`,
+    `Chain profile ${profile.name} (seed ${profile.seed}), ${WORKERS} worker processes; the machine's load average (1 min) ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after.\n\n` +
+      `Sustained: hops due every second of a ${SECONDS} s window, after ${plan.intervalSeconds} s of warm-up at the same rate; routes of ${[...new Set(plan.groups.map((group) => group.hops))].join(' or ')} hops ${plan.intervalSeconds} s apart, deployed ahead, ${DEPLOY_CONCURRENCY} at a time, the chain's clock ${profile.cluster ? `stopped, then at ${LANDING_CLOCK_RATE} of the wall's pace while they landed` : 'stopped'}.\n\n${markdownTable(
+        [
+          'hops due per second',
+          'RPC endpoint',
+          'hops measured',
+          'due in one second (min-max)',
+          'lateness p50 (s)',
+          'p99 (s)',
+          'max (s)',
+          'carried (hops/s)',
+          'keeper CPU ms per hop',
+          'PostgreSQL CPU ms per hop',
+          'routes, deployed in',
+        ],
+        rates.map((m) => [
+          m.rate,
+          m.name,
+          m.hops,
+          `${m.duePerSecond[0]}-${m.duePerSecond[1]}`,
+          seconds(m.p50Ms),
+          seconds(m.p99Ms),
+          seconds(m.maxMs),
+          m.carriedPerSecond.toFixed(1),
+          m.keeperCpuMsPerHop.toFixed(1),
+          m.databaseCpuMsPerHop.toFixed(1),
+          `${m.routes}, ${m.deploySeconds.toFixed(0)} s`,
+        ]),
+      )}\n`,
   );
+  if (proxy) process.stdout.write(`\nFaults the proxy injected: ${JSON.stringify(proxy.stats())}\n`);
+  if (burstMeasured) {
+    const b = burstMeasured;
+    process.stdout.write(
+      `\nBurst: ${b.due} hops due at the same second (the first hops of ${b.routes} routes, deployed ahead in ${b.deploySeconds.toFixed(0)} s), directly.\n\n${markdownTable(
+        [
+          'hops measured',
+          'drained in (s, due to the last completed)',
+          'lateness p50 (s)',
+          'p99 (s)',
+          'keeper CPU ms per hop',
+          'PostgreSQL CPU ms per hop',
+        ],
+        [
+          [
+            b.hops,
+            seconds(b.maxMs),
+            seconds(b.p50Ms),
+            seconds(b.p99Ms),
+            b.keeperCpuMsPerHop.toFixed(1),
+            b.databaseCpuMsPerHop.toFixed(1),
+          ],
+        ],
+      )}\n`,
+    );
+  }
 } finally {
   await proxy?.close();
   await bench.close();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
  * or only those named on the command line (`npm run bench -- api chain`). The long ones run only
  * when named.
  */
-const NAMED_ONLY = ['keeper-scale'];
+const NAMED_ONLY = ['keeper-scale', 'lateness'];
 const dir = import.meta.dirname;
 const wanted = process.argv.slice(2);
 const benches = readdirSync(dir)

@@ -5,10 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
-import { generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
+import { createSolanaRpc, generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
-import { startLocalChain } from '@transfer-router/local-chain';
+import { type ChainProfile, chainProfileFromEnv, startLocalChain } from '@transfer-router/local-chain';
 import { pino } from 'pino';
+import {
+  createTransferRouterClient,
+  type PreparedTransactionBundle,
+  signAndBroadcastBundle,
+} from '../../clients/typescript/src/index.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../../src/chain/router/program.ts';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
@@ -22,17 +27,27 @@ import { createStore, type Store } from '../../src/store/index.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/database.ts';
 import { type ServiceProcess, startServiceProcess } from '../../test/helpers/process.ts';
-import { type Bundle, broadcastBundle } from '../../test/helpers/wallet.ts';
 import { processCpuMs } from './cpu.ts';
 
 /**
  * The setting of the keeper benches: one service process (API and the embedded chain, its workers
- * off) on a scratch PostgreSQL database, routes deployed through its API as an integrator does
- * (create, prepare, the source's wallet signs and broadcasts, confirm-broadcast twice), and worker
+ * off) on a scratch PostgreSQL database, routes deployed through its API as an integrator does with
+ * the TypeScript client (create, prepare, then `signAndBroadcastBundle`: the source's wallet signs
+ * each group, lands it and reports it, confirm-broadcast twice), and worker
  * processes (`npm run worker`: `node src/main.ts --workers-only`) on the same database, pointed at
  * the embedded chain's JSON-RPC endpoint with `RPC_URL`. All processes share the platform keys and
  * `ENCRYPTION_KEY` (the keeper keys are sealed with it).
  */
+
+/**
+ * A transfer prepared through the API, its bundle not yet signed: its route's schedule counts from
+ * the chain's clock when prepare built it.
+ */
+export interface PreparedRoute {
+  id: number;
+  source: KeyPairSigner;
+  bundle: PreparedTransactionBundle;
+}
 
 /** A route deployed through the API: status `processing`, the keeper's from its first due hop. */
 export interface DeployedRoute {
@@ -50,7 +65,9 @@ export interface KeeperBench {
   /** The service's chain client over that endpoint. */
   chain: Chain;
   /** The chain's clock, when the chain runs in this process. */
-  chainClock: PausableClock | undefined;
+  chainClock: BenchClock | undefined;
+  /** The chain's profile (LOCAL_CHAIN_PROFILE, LOCAL_CHAIN_SEED), when the chain runs in this process. */
+  profile: ChainProfile | undefined;
   store: Store;
   /** A raw JSON-RPC call to the endpoint (the cheat methods too). */
   rpc(method: string, params: unknown[]): Promise<unknown>;
@@ -69,6 +86,18 @@ export interface KeeperBench {
     concurrency?: number;
     onDeployed?(route: DeployedRoute): void;
   }): Promise<DeployedRoute[]>;
+  /**
+   * The first half of `deploy`: creates and prepares `count` funded transfers, `concurrency` at a
+   * time, so that their schedules count from the chain's clock now; `land` deploys them.
+   */
+  prepare(options: {
+    count: number;
+    hops: number;
+    arrivalSeconds: number;
+    concurrency?: number;
+  }): Promise<PreparedRoute[]>;
+  /** The second half of `deploy`: signs, lands and reports each bundle, `concurrency` at a time. */
+  land(routes: readonly PreparedRoute[], options?: { concurrency?: number }): Promise<DeployedRoute[]>;
   /** Starts `npm run worker` processes and resolves once each runs its workers. */
   startWorkers(count: number, env?: Record<string, string>): Promise<WorkerProcess[]>;
   /** Wakes the keeper workers as a takeover does (NOTIFY on the keeper channel). */
@@ -97,36 +126,53 @@ export interface WorkerProcess {
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-/** A clock that follows the system clock but can stand still; it never goes back. */
-export interface PausableClock extends Clock {
+/**
+ * A clock that follows the system clock, or stands still, or runs slower, and can be moved
+ * forward; it never goes back.
+ */
+export interface BenchClock extends Clock {
   /** Stops it where it is. */
   stop(): void;
-  /** Lets it run again from where it stood. */
+  /** Lets it run again from where it stood, at the system clock's pace. */
   start(): void;
+  /** Runs it from where it is at `rate` times the system clock's pace (0 stands it still). */
+  run(rate: number): void;
+  /** Moves it forward to `unixMs`, keeping its pace. */
+  moveTo(unixMs: number): void;
 }
 
-function createPausableClock(): PausableClock {
-  let stoppedAt: number | undefined;
-  let behindMs = 0;
+function createBenchClock(): BenchClock {
+  // It read `fromMs` at the system's `atMs`, and runs at `rate` from there.
+  let atMs = Date.now();
+  let fromMs = atMs;
+  let rate = 1;
+  const nowMs = () => fromMs + (Date.now() - atMs) * rate;
+  const run = (next: number) => {
+    fromMs = nowMs();
+    atMs = Date.now();
+    rate = next;
+  };
   return {
-    now: () => new Date((stoppedAt ?? Date.now()) - behindMs),
-    stop() {
-      stoppedAt ??= Date.now();
-    },
-    start() {
-      if (stoppedAt === undefined) return;
-      behindMs += Date.now() - stoppedAt;
-      stoppedAt = undefined;
+    now: () => new Date(Math.floor(nowMs())),
+    stop: () => run(0),
+    start: () => run(1),
+    run,
+    moveTo(unixMs) {
+      if (unixMs < nowMs()) throw new Error(`the clock never goes back: ${unixMs} is past`);
+      fromMs = unixMs;
+      atMs = Date.now();
     },
   };
 }
 
 /**
- * The embedded chain in this process, on a clock the bench can stop, with the platform set up on
- * it as local mode does it; the service then reaches it with RPC_URL, as the workers do.
+ * The embedded chain in this process, on a clock the bench can stop, with the chain profile the
+ * environment names and the platform set up on it as local mode does it; the service then reaches
+ * it with RPC_URL, as the workers do.
  */
 async function startChainHere(keys: PlatformKeys) {
-  const clock = createPausableClock();
+  const clock = createBenchClock();
+  const profile = chainProfileFromEnv();
   const platform = await createPlatform({
     keys,
     programAddress: ROUTER_PROGRAM_ADDRESS,
@@ -142,6 +188,7 @@ async function startChainHere(keys: PlatformKeys) {
     rpcPort: 0,
     wsPort: null,
     clock,
+    profile,
     programs: [await localRouterDeployment(platform.programAddress, platform.admin.address)],
   });
   const chain = createRpcChain({ rpcUrl: local.rpcUrl });
@@ -152,7 +199,7 @@ async function startChainHere(keys: PlatformKeys) {
     platformAdmin: createPlatformAdmin({ chain, platform }),
     log: pino({ level: 'silent' }),
   });
-  return { local, clock };
+  return { local, clock, profile };
 }
 
 /**
@@ -232,8 +279,8 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
     const { key } = await call<{ key: string }>(`/admin/v1/integrations/${integration.id}/keys`, admin, {
       mode: 'test',
     });
-    const api = { 'x-api-key': key };
-    const idempotent = () => ({ ...api, 'idempotency-key': `bench-${randomBytes(8).toString('hex')}` });
+    const client = createTransferRouterClient({ baseUrl: service.url, apiKey: key });
+    const wallet = createSolanaRpc(rpcUrl);
 
     // A USDC-like mint, set on chain as surfnet_setAccount does it.
     const mint = (await generateKeyPairSigner()).address;
@@ -254,12 +301,13 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
       },
     ]);
 
-    /** One transfer, from a funded source to its recipient, deployed as an integrator does. */
-    async function deployOne(hops: number, arrivalSeconds: number): Promise<DeployedRoute> {
+    /** One transfer from a funded source to its recipient, created and prepared as an integrator does. */
+    async function prepareOne(hops: number, arrivalSeconds: number): Promise<PreparedRoute> {
       const source: KeyPairSigner = await generateKeyPairSigner();
-      await rpc('requestAirdrop', [source.address, 20_000_000_000]);
+      // Account writes: the source is funded at once, whatever the chain's profile.
+      await rpc('surfnet_setAccount', [source.address, { lamports: 20_000_000_000 }]);
       await rpc('surfnet_setTokenAccount', [source.address, mint, { amount: 1_000_000_000 }]);
-      const created = await call<{ id: number }>('/api/v1/transfers', idempotent(), {
+      const created = await client.createTransfer({
         tokenMint: mint,
         amountRaw: '250000000',
         amountTokens: '250',
@@ -269,27 +317,24 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
         sourceOwner: source.address,
         recipientWallet: (await generateKeyPairSigner()).address,
       });
-      const { preparedTxs } = await call<{ preparedTxs: Bundle }>(
-        `/api/v1/transfers/${created.id}/prepare`,
-        idempotent(),
-      );
-      const funding = await broadcastBundle(chain, source, preparedTxs, { through: 'keeperFunding' });
-      await call(`/api/v1/transfers/${created.id}/confirm-broadcast`, idempotent(), {
-        keeperFundingSignature: funding.keeperFundingSignature,
-        routeInitSignatures: [],
+      const { preparedTxs } = await client.prepareTransfer(created.id);
+      return { id: created.id, source, bundle: preparedTxs };
+    }
+
+    /** A prepared transfer's bundle signed by its source, landed and reported, as the client does it. */
+    async function landOne(route: PreparedRoute): Promise<DeployedRoute> {
+      const { transfer } = await signAndBroadcastBundle(client, {
+        transferId: route.id,
+        signer: route.source,
+        rpc: wallet,
+        bundle: route.bundle,
       });
-      const rest = await broadcastBundle(chain, source, { ...preparedTxs, keeperFundingTx: null });
-      const { transfer } = await call<{ transfer: { status: string } }>(
-        `/api/v1/transfers/${created.id}/confirm-broadcast`,
-        idempotent(),
-        { ...rest, keeperFundingSignature: funding.keeperFundingSignature },
+      if (transfer.status !== 'processing') throw new Error(`transfer ${route.id} is ${transfer.status}`);
+      const { rows } = await database.db.query<{ hops: number; arrival_at: string }>(
+        'SELECT hops, first_release_at + (hops - 1) * interval_seconds AS arrival_at FROM transfers WHERE id = $1',
+        [route.id],
       );
-      if (transfer.status !== 'processing') throw new Error(`transfer ${created.id} is ${transfer.status}`);
-      const { rows } = await database.db.query<{ arrival_at: string }>(
-        'SELECT first_release_at + (hops - 1) * interval_seconds AS arrival_at FROM transfers WHERE id = $1',
-        [created.id],
-      );
-      return { id: created.id, hops, arrivalAt: Number(rows[0]!.arrival_at) };
+      return { id: route.id, hops: rows[0]!.hops, arrivalAt: Number(rows[0]!.arrival_at) };
     }
 
     const chainNow = async () => Number((await chain.getClock()).unixTimestamp);
@@ -299,27 +344,23 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
       rpcUrl,
       chain,
       chainClock: here?.clock,
+      profile: here?.profile,
       store,
       rpc,
       chainNow,
       async travelTo(unix) {
         await rpc('surfnet_timeTravel', [{ absoluteTimestamp: unix * 1000 }]);
       },
-      async deploy({ count, hops, arrivalSeconds, concurrency = 4, onDeployed }) {
-        const routes: DeployedRoute[] = [];
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: concurrency }, async () => {
-            while (next < count) {
-              next++;
-              const route = await deployOne(hops, arrivalSeconds);
-              routes.push(route);
-              onDeployed?.(route);
-            }
-          }),
-        );
-        return routes;
-      },
+      deploy: ({ count, hops, arrivalSeconds, concurrency = 4, onDeployed }) =>
+        pooled(count, concurrency, async () => {
+          const route = await landOne(await prepareOne(hops, arrivalSeconds));
+          onDeployed?.(route);
+          return route;
+        }),
+      prepare: ({ count, hops, arrivalSeconds, concurrency = 4 }) =>
+        pooled(count, concurrency, () => prepareOne(hops, arrivalSeconds)),
+      land: (routes, { concurrency = 4 } = {}) =>
+        pooled(routes.length, concurrency, (i) => landOne(routes[i]!)),
       async startWorkers(count, env = {}) {
         const started = await Promise.all(
           Array.from({ length: count }, () =>
@@ -383,6 +424,22 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
     await database.drop();
     throw error;
   }
+}
+
+/** Runs `task` `count` times, `concurrency` at a time; answers in the order they finished. */
+async function pooled<T>(
+  count: number,
+  concurrency: number,
+  task: (index: number) => Promise<T>,
+): Promise<T[]> {
+  const done: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) done.push(await task(next++));
+    }),
+  );
+  return done;
 }
 
 /** `node src/main.ts --workers-only` (what `npm run worker` runs), resolved once its workers run. */
