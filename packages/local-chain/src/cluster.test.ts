@@ -140,6 +140,7 @@ describe('the mainnet profile', () => {
     assert.equal(ledger.getBalance(key(to), 'processed'), 0n);
     assert.equal(ledger.getBalance(key(payer.address), 'processed'), before, 'not even the fee was kept');
     assert.equal(ledger.isSkipped(forked), true);
+    assert.deepEqual([ledger.clusterStats()?.forks, ledger.clusterStats()?.rolledBack], [1, 1]);
     assert.equal(ledger.isBlockhashValid(forkHash), false);
     assert.equal(ledger.block(forked + 1).parentSlot, forked - 1);
     // Sent again, it lands (this chain forks every block with a transaction: the next one is kept

@@ -50,6 +50,22 @@ function draw(seed: string, what: string): number {
   return createHash('sha256').update(`${seed}:${what}`).digest().readUIntBE(0, 6) / 2 ** 48;
 }
 
+/** What block production did so far, by what befell transactions and blocks. */
+export interface ClusterStats {
+  /** Sends a leader took (a send of bytes it already held is not counted). */
+  taken: number;
+  /** Sends no leader received. */
+  dropped: number;
+  /** Sends included only several slots later. */
+  delayed: number;
+  /** Blocks rolled back, and the transactions they held. */
+  forks: number;
+  rolledBack: number;
+  /** Slots with a going rate, and transactions shed for paying below it. */
+  congestedSlots: number;
+  shed: number;
+}
+
 /** Block production and commitment of a mainnet-like chain. */
 export type Cluster = ReturnType<typeof createCluster>;
 
@@ -64,6 +80,15 @@ export function createCluster(behaviour: ClusterBehaviour, seed: string, parts: 
   const pinned = new Set<number>();
   /** Going rate of recent congested slots (µlamports per CU). */
   const rates = new Map<number, bigint>();
+  const stats: ClusterStats = {
+    taken: 0,
+    dropped: 0,
+    delayed: 0,
+    forks: 0,
+    rolledBack: 0,
+    congestedSlots: 0,
+    shed: 0,
+  };
   let forkedTip: number | null = null;
   let congestedUntil = -1;
   let rate = 0n;
@@ -98,6 +123,8 @@ export function createCluster(behaviour: ClusterBehaviour, seed: string, parts: 
     skipped.add(slot);
     slots.skip(slot);
     const records = history.removeSlot(slot);
+    stats.forks++;
+    stats.rolledBack += records.length;
     for (const record of records) {
       if (draw(seed, `requeue:${record.signature}:${slot}`) >= behaviour.forkRequeueShare) continue;
       const delay = 1 + Math.floor(draw(seed, `requeue-delay:${record.signature}:${slot}`) * 3);
@@ -129,15 +156,20 @@ export function createCluster(behaviour: ClusterBehaviour, seed: string, parts: 
     forkedTip = null;
     tip = slot;
     weather(slot);
-    if (rate > 0n) rates.set(slot, rate);
+    if (rate > 0n) {
+      rates.set(slot, rate);
+      stats.congestedSlots++;
+    }
     const due = [...pending.values()]
       .filter((tx) => tx.includeAt <= slot)
       .sort((a, b) => (a.price === b.price ? a.includeAt - b.includeAt : a.price > b.price ? -1 : 1));
     for (const tx of due) {
       if (tx.price < rate) {
         // Priced below the going rate: it waits, unless the leader's queue sheds it.
-        if (draw(seed, `shed:${tx.signature}:${slot}`) < behaviour.congestion.dropShare)
+        if (draw(seed, `shed:${tx.signature}:${slot}`) < behaviour.congestion.dropShare) {
           pending.delete(tx.signature);
+          stats.shed++;
+        }
         continue;
       }
       pending.delete(tx.signature);
@@ -161,8 +193,13 @@ export function createCluster(behaviour: ClusterBehaviour, seed: string, parts: 
       sends.set(signature, count);
       if (sends.size > 100_000) sends.delete(sends.keys().next().value as string);
       if (pending.has(signature)) return;
-      if (draw(seed, `drop:${signature}:${count}`) < behaviour.dropShare) return;
+      if (draw(seed, `drop:${signature}:${count}`) < behaviour.dropShare) {
+        stats.dropped++;
+        return;
+      }
+      stats.taken++;
       const delayed = draw(seed, `delay:${signature}:${count}`) < behaviour.delayedShare;
+      if (delayed) stats.delayed++;
       const wait = delayed
         ? 2 + Math.floor(draw(seed, `delay-slots:${signature}:${count}`) * (behaviour.maxDelaySlots - 1))
         : 1;
@@ -238,5 +275,6 @@ export function createCluster(behaviour: ClusterBehaviour, seed: string, parts: 
     rateAt: (slot: number) => rates.get(slot) ?? 0n,
     /** Transactions waiting for a leader. */
     pendingCount: () => pending.size,
+    stats: (): ClusterStats => ({ ...stats }),
   };
 }

@@ -20,7 +20,7 @@ import {
   type TokenAccountPatch,
 } from './cheats.ts';
 import type { Clock } from './clock.ts';
-import { type Cluster, type Commitment, createCluster } from './cluster.ts';
+import { type Cluster, type ClusterStats, type Commitment, createCluster } from './cluster.ts';
 import { computeFee } from './fees.ts';
 import { type AddressQuery, createHistory, STATUS_CACHE_SLOTS, type TxRecord } from './history.ts';
 import { keyOf } from './keys.ts';
@@ -222,6 +222,8 @@ export function createLedger(options: LedgerOptions) {
     isSkipped: (slot: number): boolean => cluster?.isSkipped(slot) ?? false,
     /** Transactions sent but not yet included by a leader. */
     pendingCount: (): number => cluster?.pendingCount() ?? 0,
+    /** What block production did so far; null on an instant chain. */
+    clusterStats: (): ClusterStats | null => cluster?.stats() ?? null,
     /** The chain's current time in Unix milliseconds (wall time plus any time travel). */
     chainTimeMs: slots.chainNowMs,
     /** Unix seconds of the current slot, as the Clock sysvar holds it. */

@@ -5,6 +5,7 @@
 // pay to be included; the legacy SPL Token program sits at the Token program id; and the endpoint
 // itself has bad moments (throttling, failures, slow and stale answers, dropped WebSocket
 // subscriptions). Every draw comes from the seed, so a run repeats exactly from it.
+import type { FaultPlan } from '@transfer-router/rpc-faults';
 import type { TokenProgramImplementation } from './legacy-token.ts';
 
 export type ChainProfileName = 'instant' | 'mainnet';
@@ -34,19 +35,14 @@ export interface ClusterBehaviour {
   };
 }
 
-/** What the endpoint in front of a mainnet-like chain does wrong (see @transfer-router/rpc-faults). */
-export interface EndpointWeather {
-  rateLimited: number;
-  retryAfterSeconds: number;
-  unavailable: number;
-  held: number;
-  holdMs: number;
-  staleEveryMs: number;
-  staleForMs: number;
-  staleMaxAgeMs: number;
-  /** Mean milliseconds between dropped WebSocket connections (their subscriptions end). */
+/**
+ * What the endpoint in front of a mainnet-like chain does wrong: the fault proxy's throttling,
+ * failures, held and stale answers (the chain itself drops sends and is honest about commitment),
+ * and WebSocket connections cut after a random time of mean `socketDropMeanMs`.
+ */
+export type EndpointWeather = Omit<FaultPlan, 'seed' | 'dropSends' | 'processedFirst' | 'processedForMs'> & {
   socketDropMeanMs: number;
-}
+};
 
 /** A profile: its behaviour, the Token program it runs, and the seed of its draws. */
 export interface ChainProfile {

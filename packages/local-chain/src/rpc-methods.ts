@@ -662,6 +662,8 @@ export const rpcMethods: Record<string, RpcHandler> = {
     await cheat(() => ledger.setTokenAccount(owner, mint, patch, tokenProgram));
     return withContext(ledger.slot(), null);
   },
+  /** This chain's own: what the mainnet profile's block production did (null on an instant chain). */
+  localchain_clusterStats: (_params, ledger) => ledger.clusterStats(),
   surfnet_timeTravel: (params, ledger) =>
     cheat(() => ledger.timeTravel(timeTravelTarget(params[0], ledger.chainTimeMs()))),
 };

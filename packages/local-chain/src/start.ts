@@ -186,17 +186,7 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
         upstream: server.url,
         host: options.host,
         port: options.rpcPort ?? 8899,
-        faults: {
-          seed: options.profile?.seed,
-          rateLimited: weather.rateLimited,
-          retryAfterSeconds: weather.retryAfterSeconds,
-          unavailable: weather.unavailable,
-          held: weather.held,
-          holdMs: weather.holdMs,
-          staleEveryMs: weather.staleEveryMs,
-          staleForMs: weather.staleForMs,
-          staleMaxAgeMs: weather.staleMaxAgeMs,
-        },
+        faults: { ...weather, seed: options.profile?.seed },
       });
     }
   } catch (error) {
