@@ -1,11 +1,6 @@
 import { type Address, generateKeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
-import {
-  chainProfileFromEnv,
-  type LocalChain,
-  type LocalChainOptions,
-  startLocalChain,
-} from '@transfer-router/local-chain';
+import { type LocalChain, type LocalChainOptions, startLocalChain } from '@transfer-router/local-chain';
 import { tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
@@ -18,16 +13,10 @@ export interface TestChain extends LocalChain {
 
 /**
  * Starts a local chain (on a free port unless told otherwise) with the service's client connected
- * to it, on the profile LOCAL_CHAIN_PROFILE names (instant unless `mainnet`) and the Token program
- * LOCAL_CHAIN_TOKEN_PROGRAM names (the profile's unless set).
+ * to it, on the Token program LOCAL_CHAIN_TOKEN_PROGRAM names (p-token unless `legacy`).
  */
 export async function startTestChain(options: LocalChainOptions = {}): Promise<TestChain> {
-  const local = await startLocalChain({
-    rpcPort: 0,
-    profile: chainProfileFromEnv(),
-    tokenProgram: process.env.LOCAL_CHAIN_TOKEN_PROGRAM ? tokenProgramFromEnv() : undefined,
-    ...options,
-  });
+  const local = await startLocalChain({ rpcPort: 0, tokenProgram: tokenProgramFromEnv(), ...options });
   return { ...local, chain: createRpcChain({ rpcUrl: local.rpcUrl }) };
 }
 
