@@ -76,6 +76,11 @@ export interface KeeperBench {
   /** Moves the chain's clock forward to `unix` seconds. */
   travelTo(unix: number): Promise<void>;
   /**
+   * Makes a new slot while the chain's clock stands still, moving it on by a millisecond (the
+   * chain in this process only): a mainnet-like chain includes sent transactions in later slots.
+   */
+  nextSlot(): void;
+  /**
    * Creates `count` funded transfers of `hops` hops arriving `arrivalSeconds` after prepare, and
    * deploys them, `concurrency` at a time; `onDeployed` sees each as it is taken over.
    */
@@ -358,6 +363,10 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
       chainNow,
       async travelTo(unix) {
         await rpc('surfnet_timeTravel', [{ absoluteTimestamp: unix * 1000 }]);
+      },
+      nextSlot() {
+        if (!here) throw new Error('the chain runs in another process');
+        here.local.ledger.timeTravel({ absoluteTimestamp: here.local.ledger.chainTimeMs() + 1 });
       },
       deploy: ({ count, hops, arrivalSeconds, concurrency = 4, onDeployed }) =>
         pooled(count, concurrency, async () => {
