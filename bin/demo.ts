@@ -179,7 +179,20 @@ async function locate(opts: ReturnType<typeof options>) {
       `no chain endpoint: pass --rpc or set SOLANA_RPC_URL (no running local service is recorded in ${serviceFilePath(defaults.dataDir)}; is \`npm start\` running?)`,
     );
   }
-  const programId = defaults.routerProgramId ?? ROUTER_PROGRAM_ADDRESS;
+  const adminToken =
+    opts['admin-token'] ??
+    defaults.adminToken ??
+    (await readFile(adminTokenPath(defaults.dataDir), 'utf8').then(
+      (text) => text.trim(),
+      () => undefined,
+    ));
+  // The service names its program to an admin; otherwise ROUTER_PROGRAM_ID, or the local default.
+  const programId =
+    defaults.routerProgramId ??
+    (adminToken
+      ? (await admin<{ program: { address: string } }>(service.url, adminToken, 'GET', '/platform')).program
+          .address
+      : ROUTER_PROGRAM_ADDRESS);
   if (!isAddress(programId)) throw new UsageError('ROUTER_PROGRAM_ID must be a base58 program address');
   // The running service says how its embedded chain behaves.
   const chain = {
@@ -188,13 +201,6 @@ async function locate(opts: ReturnType<typeof options>) {
     programAddress: address(programId),
   };
   checkProfile(askedProfile(opts, defaults), chain);
-  const adminToken =
-    opts['admin-token'] ??
-    defaults.adminToken ??
-    (await readFile(adminTokenPath(defaults.dataDir), 'utf8').then(
-      (text) => text.trim(),
-      () => undefined,
-    ));
   return { service, chain, adminToken, dataDir: defaults.dataDir };
 }
 
@@ -258,7 +264,7 @@ async function run(argv: string[]): Promise<number> {
   );
   if (!(await isProgram(rpc, where.chain.programAddress))) {
     throw new UsageError(
-      `no router program at ${where.chain.programAddress} on this chain: set ROUTER_PROGRAM_ID to the deployment's`,
+      `no router program at ${where.chain.programAddress} on this chain: set ROUTER_PROGRAM_ID to the deployment's, or give the admin token (the service then names it)`,
     );
   }
   let apiKey = opts.key ?? process.env.TRANSFER_ROUTER_KEY;
