@@ -127,7 +127,6 @@ export function createLedger(options: LedgerOptions) {
     records: options.restored?.records,
     firstAvailableSlot: meta?.firstAvailableSlot,
   });
-  let cluster: Cluster | undefined;
   const priorityFees = createPriorityFees(history, (slot) => cluster?.rateAt(slot) ?? 0n);
   const listeners = new Set<TransactionListener>();
   // Write-behind saving: what changed since the last exportState.
@@ -144,8 +143,9 @@ export function createLedger(options: LedgerOptions) {
     },
     beforeExecute: (writable) => cluster?.overwriting(writable),
   });
-  if (behaviour) {
-    cluster = createCluster(behaviour, seed, {
+  const cluster: Cluster | undefined =
+    behaviour &&
+    createCluster(behaviour, seed, {
       svm,
       slots,
       history,
@@ -156,10 +156,8 @@ export function createLedger(options: LedgerOptions) {
         dirty = true;
       },
     });
-  }
   // The blocks of a mainnet-like chain are produced as their slots begin.
-  const producing = cluster;
-  if (producing) slots.onSlot((slot) => producing.produce(slot));
+  if (cluster) slots.onSlot((slot) => cluster.produce(slot));
   const cheats = createCheats({
     svm,
     slots,
