@@ -175,9 +175,13 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
     server = await startRpcServer({
       ledger,
       host: options.host,
-      // Behind the misbehaving front, the chain's own endpoint takes any free port.
+      // Behind the misbehaving front (HTTP only), the chain's own endpoint takes any free port for
+      // HTTP and keeps the conventional WebSocket port, the RPC port's next.
       port: weather ? 0 : options.rpcPort,
-      wsPort: options.wsPort,
+      wsPort:
+        weather && options.wsPort === undefined && options.rpcPort !== 0
+          ? (options.rpcPort ?? 8899) + 1
+          : options.wsPort,
       socketDrops: weather && { meanMs: weather.socketDropMeanMs, seed: options.profile?.seed ?? '' },
       log: options.log,
     });
@@ -232,7 +236,8 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
   return {
     cheats,
     rpcUrl: front?.url ?? endpoint.url,
-    wsUrl: endpoint.wsUrl,
+    // The front passes WebSocket connections through to the chain's own endpoint.
+    wsUrl: front ? front.url.replace(/^http/, 'ws') : endpoint.wsUrl,
     ledger,
     flush: () => persistence?.flush() ?? Promise.resolve(),
     close() {

@@ -1,5 +1,7 @@
 // The proxy: a Fastify server that takes JSON-RPC requests, passes them to the upstream endpoint
-// with undici, and meets each with the faults its plan draws.
+// with undici, and meets each with the faults its plan draws; WebSocket connections pass through.
+import type { IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 import Fastify, { type FastifyReply } from 'fastify';
@@ -175,6 +177,31 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         .send(`Bad Gateway: ${(error as Error).message}`);
     }
   });
+  // WebSocket subscriptions pass through untouched: the upgrade request is replayed to the endpoint
+  // and the two connections joined, so one URL serves both, as a provider's does.
+  const tunnels = new Set<Socket>();
+  app.server.on('upgrade', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    const target = new URL(options.upstream);
+    const upstream = connect(Number(target.port || 80), target.hostname, () => {
+      const headers: string[] = [];
+      for (let i = 0; i < req.rawHeaders.length; i += 2)
+        headers.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${req.method} ${req.url} HTTP/1.1\r\n${headers.join('\r\n')}\r\n\r\n`);
+      upstream.write(head);
+      client.pipe(upstream).pipe(client);
+    });
+    for (const [socket, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      tunnels.add(socket);
+      socket.on('error', () => other.destroy());
+      socket.on('close', () => {
+        tunnels.delete(socket);
+        other.destroy();
+      });
+    }
+  });
   const url = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
   return {
     url,
@@ -182,6 +209,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     stats,
     async close() {
       closing.abort();
+      for (const socket of tunnels) socket.destroy();
       await app.close();
       await agent.close();
     },
