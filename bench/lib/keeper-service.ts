@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createSolanaRpc, generateKeyPairSigner, type KeyPairSigner, none, some } from '@solana/kit';
 import { getMintEncoder, getMintSize, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { type ChainProfile, chainProfileFromEnv, startLocalChain } from '@transfer-router/local-chain';
+import { rpcCall } from '@transfer-router/local-chain/testing';
 import { pino } from 'pino';
 import {
   createTransferRouterClient,
@@ -250,24 +251,7 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
   });
   const workers = new Set<WorkerProcess>();
 
-  // The mainnet-like chain's endpoint throttles and fails now and then: asked again, as clients do.
-  const rpc = async (method: string, params: unknown[]) => {
-    for (let attempt = 1; ; attempt++) {
-      const response = await fetch(rpcUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      });
-      if ((response.status === 429 || response.status >= 500) && attempt < 10) {
-        await response.body?.cancel();
-        await delay(200 * attempt);
-        continue;
-      }
-      const answer = (await response.json()) as { error?: unknown; result?: unknown };
-      if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`);
-      return answer.result;
-    }
-  };
+  const rpc = (method: string, params: unknown[]) => rpcCall(rpcUrl, method, params);
   const call = async <T>(
     path: string,
     headers: Record<string, string>,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Address, Signature } from '@solana/kit';
-import { tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
+import { rpcCall, tokenProgramFromEnv } from '@transfer-router/local-chain/testing';
 import { createRpcChain } from '../../src/chain/rpc-chain.ts';
 import type { Chain } from '../../src/chain/types.ts';
 
@@ -58,24 +58,7 @@ export async function startChainProcess(
       reject(new Error(`local-chain exited before it was ready:\n${output.join('\n')}`)),
     );
   });
-  // A mainnet-like chain's front throttles and fails now and then: asked again, as clients do.
-  const rpc = async <T>(method: string, params: unknown[]): Promise<T> => {
-    for (let attempt = 1; ; attempt++) {
-      const response = await fetch(rpcUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      });
-      if ((response.status === 429 || response.status >= 500) && attempt < 10) {
-        await response.body?.cancel();
-        await delay(200 * attempt);
-        continue;
-      }
-      const body = (await response.json()) as { result?: T; error?: unknown };
-      if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-      return body.result as T;
-    }
-  };
+  const rpc = <T>(method: string, params: unknown[]) => rpcCall<T>(rpcUrl, method, params);
   async function airdrop(address: Address, lamports: bigint): Promise<Signature> {
     const signature = await rpc<Signature>('requestAirdrop', [address, Number(lamports)]);
     for (;;) {

@@ -76,3 +76,25 @@ export function tokenProgramFromEnv(env: NodeJS.ProcessEnv = process.env): Token
 
 /** Milliseconds of `slots` slots at the default slot length. */
 export const slotsMs = (slots: number) => slots * DEFAULT_SLOT_MS;
+
+/**
+ * A raw JSON-RPC call (the cheat methods too), asked again after a 429 or a 5xx, as clients do: the
+ * mainnet profile's endpoint throttles and fails now and then. Throws on an error answer.
+ */
+export async function rpcCall<T = unknown>(url: string, method: string, params: unknown[]): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    if ((response.status === 429 || response.status >= 500) && attempt < 10) {
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      continue;
+    }
+    const body = (await response.json()) as { result?: T; error?: unknown };
+    if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+    return body.result as T;
+  }
+}

@@ -10,25 +10,7 @@ import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { WebSocket } from 'ws';
 import { chainProfile, MAINNET_WEATHER } from '../src/profile.ts';
 import { type LocalChain, startLocalChain } from '../src/start.ts';
-import { signTransaction } from '../src/testing.ts';
-
-/** A JSON-RPC call through the front, asked again while it is throttled or failing. */
-async function call(url: string, method: string, params: unknown[] = []): Promise<unknown> {
-  for (;;) {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    if (response.ok) {
-      const body = (await response.json()) as { result?: unknown; error?: { message: string } };
-      if (body.error) throw new Error(`${method}: ${body.error.message}`);
-      return body.result;
-    }
-    await response.body?.cancel();
-    await delay(50);
-  }
-}
+import { rpcCall, signTransaction } from '../src/testing.ts';
 
 describe('the mainnet profile through its endpoint', () => {
   let chain: LocalChain;
@@ -87,7 +69,7 @@ describe('the mainnet profile through its endpoint', () => {
       let since = Date.now();
       let last = -1;
       for (const end = Date.now() + 6_000; Date.now() < end; ) {
-        const slot = (await call(lagging.rpcUrl, 'getSlot', [{ commitment: 'processed' }])) as number;
+        const slot = (await rpcCall(lagging.rpcUrl, 'getSlot', [{ commitment: 'processed' }])) as number;
         if (slot !== last) {
           last = slot;
           since = Date.now();
@@ -148,7 +130,7 @@ describe('the mainnet profile through its endpoint', () => {
   });
 
   test('the legacy Token program runs at the Token program id (deployed there, where p-token is built in)', async () => {
-    const { value } = (await call(chain.rpcUrl, 'getAccountInfo', [
+    const { value } = (await rpcCall(chain.rpcUrl, 'getAccountInfo', [
       TOKEN_PROGRAM_ADDRESS,
       { encoding: 'base64' },
     ])) as {
@@ -166,7 +148,7 @@ describe('the mainnet profile through its endpoint', () => {
     await chain.cheats.airdrop(payer.address, 2_000_000_000n);
     // The faucet's block must be confirmed before a confirmed blockhash and balance include it.
     for (;;) {
-      const balance = (await call(chain.rpcUrl, 'getBalance', [
+      const balance = (await rpcCall(chain.rpcUrl, 'getBalance', [
         payer.address,
         { commitment: 'confirmed' },
       ])) as {
@@ -175,7 +157,7 @@ describe('the mainnet profile through its endpoint', () => {
       if (balance.value > 0) break;
       await delay(100);
     }
-    const { value: lifetime } = (await call(chain.rpcUrl, 'getLatestBlockhash', [
+    const { value: lifetime } = (await rpcCall(chain.rpcUrl, 'getLatestBlockhash', [
       { commitment: 'confirmed' },
     ])) as {
       value: { blockhash: string; lastValidBlockHeight: number };
@@ -196,13 +178,16 @@ describe('the mainnet profile through its endpoint', () => {
     while (Date.now() < deadline) {
       // Sent again each round, as a sender does while unconfirmed (a leader may have dropped it);
       // without preflight, which would refuse bytes that already ran.
-      await call(chain.rpcUrl, 'sendTransaction', [sent.base64, { encoding: 'base64', skipPreflight: true }]);
-      const { value } = (await call(chain.rpcUrl, 'getSignatureStatuses', [[sent.signature]])) as {
+      await rpcCall(chain.rpcUrl, 'sendTransaction', [
+        sent.base64,
+        { encoding: 'base64', skipPreflight: true },
+      ]);
+      const { value } = (await rpcCall(chain.rpcUrl, 'getSignatureStatuses', [[sent.signature]])) as {
         value: ({ confirmationStatus: string } | null)[];
       };
       const status = value[0]?.confirmationStatus;
       if (status && status !== seen.at(-1)) {
-        const confirmed = (await call(chain.rpcUrl, 'getBalance', [
+        const confirmed = (await rpcCall(chain.rpcUrl, 'getBalance', [
           recipient.address,
           { commitment: 'confirmed' },
         ])) as {
