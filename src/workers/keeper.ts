@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { withCoalescedReads } from '../chain/coalesced-reads.ts';
 import { hopRetryDelayMs } from '../domain/route.ts';
 import { KEEPER_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
@@ -78,7 +79,10 @@ type KeeperWorkerDeps = Omit<KeeperDeps, 'observe'> & {
   metrics?: Registry;
   /** This worker process (src/store/worker-processes.ts): its claims hold while it is alive. */
   worker: string;
-  /** Routes advanced at once. */
+  /**
+   * Routes advanced at once (default 128): on a cluster a hop is in hand a second or two, most of
+   * it waiting for `confirmed`, so 100 hops due a second need some 200 in flight.
+   */
   concurrency?: number;
   /** Longest sleep, so a clock that jumps (time travel on the embedded chain) is noticed. */
   maxSleepMs?: number;
@@ -92,20 +96,21 @@ type KeeperWorkerDeps = Omit<KeeperDeps, 'observe'> & {
  * must.
  */
 export function createKeeperWorker(deps: KeeperWorkerDeps) {
-  const concurrency = deps.concurrency ?? 16;
+  const concurrency = deps.concurrency ?? 128;
   const maxSleepMs = deps.maxSleepMs ?? 5_000;
   const record = deps.metrics ? keeperMetrics(deps.metrics) : undefined;
   const observe = (event: KeeperEvent) => {
     record?.(event);
     logKeeperEvent(deps.log, event);
   };
-  const keeper = { ...deps, observe };
+  // Many routes land at once: their status and block height reads share calls to the node.
+  const keeper = { ...deps, chain: withCoalescedReads(deps.chain), observe };
   let stopped = true;
   let running: Promise<void> | undefined;
   const signal = createWakeSignal();
 
   /**
-   * Advances the routes due now, `concurrency` at a time, claiming more once half the slots are
+   * Advances the routes due now, `concurrency` at a time, claiming more once a batch of slots is
    * free, until a claim finds fewer than it asked for; answers how many it advanced.
    */
   const runOnce = (): Promise<number> => advanceDueRoutes(keeper, { concurrency, maxSleepMs });
@@ -162,6 +167,9 @@ async function advanceDueRoutes(
 ): Promise<number> {
   let total = 0;
   let more = true;
+  // Claims come in batches: one claim per route costs as much again. A batch of half the slots,
+  // at most CLAIM_BATCH routes, so a hop falling due while many are in flight waits for few.
+  const batch = Math.min(CLAIM_BATCH, Math.ceil(concurrency / 2));
   const inFlight = new Set<Promise<void>>();
   // Wakes the round when the next route falls due; cancelled when the round ends.
   const cancel = new AbortController();
@@ -169,8 +177,7 @@ async function advanceDueRoutes(
   try {
     for (;;) {
       const free = concurrency - inFlight.size;
-      // Claims come in batches (half the slots at least): one claim per route costs as much again.
-      if (more && free >= Math.ceil(concurrency / 2)) {
+      if (more && free >= batch) {
         const chainNow = (await keeper.chain.getClock()).unixTimestamp;
         const claimed = await keeper.hops.claimDue({
           chainNow,
@@ -187,8 +194,8 @@ async function advanceDueRoutes(
       }
       if (inFlight.size === 0) return total;
       // After a short claim nothing else was due: wake when something falls due, if a claim
-      // could follow (half the slots free); a full claim looks again as soon as slots free up.
-      if (!more && concurrency - inFlight.size >= Math.ceil(concurrency / 2)) {
+      // could follow (a batch of slots free); a full claim looks again as soon as slots free up.
+      if (!more && concurrency - inFlight.size >= batch) {
         due ??= untilNextWork(keeper, maxSleepMs).then((ms) =>
           delay(ms, 'due' as const, { signal: cancel.signal }),
         );
@@ -232,6 +239,9 @@ async function advance(
       .catch(() => {});
   }
 }
+
+/** Most routes a claim waits for free slots to take at once. */
+const CLAIM_BATCH = 16;
 
 /** How often the chain's clock is read while a step falls due within the second (it shows whole seconds). */
 const DUE_POLL_MS = 200;
