@@ -11,6 +11,7 @@ import {
   keeperTransactionPrice,
   marketPrice,
   type PriorityFeePolicy,
+  type SlotPrice,
 } from './priority-fees.ts';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from './route.ts';
 
@@ -20,20 +21,32 @@ const POLICY: PriorityFeePolicy = {
   hopBudgetMultiplier: 8,
 };
 
+/** Slot entries in slot order, as getRecentPrioritizationFees lists them, the last at slot 1,000. */
+const slots = (prices: readonly bigint[]): SlotPrice[] =>
+  prices.map((prioritizationFee, i) => ({ slot: BigInt(1_000 - prices.length + 1 + i), prioritizationFee }));
+
 describe('the market price', () => {
   test('the 75th percentile of the recent slots, within floor and cap', () => {
-    const recent = [0n, 0n, 5_000n, 7_000n, 9_000n, 2_000n, 0n, 8_000n];
+    const recent = slots([0n, 0n, 5_000n, 7_000n, 9_000n, 2_000n, 0n, 8_000n]);
     // Sorted: 0 0 0 2000 5000 7000 8000 9000; index floor(0.75 * 8) = 6.
     assert.equal(marketPrice(recent, POLICY), 8_000n);
-    assert.equal(marketPrice([0n, 0n, 0n, 900n], POLICY), 1_000n, 'the floor');
-    assert.equal(marketPrice([5_000_000n], POLICY), 1_000_000n, 'the cap');
+    assert.equal(marketPrice(slots([0n, 0n, 0n, 900n]), POLICY), 1_000n, 'the floor');
+    assert.equal(marketPrice(slots([5_000_000n]), POLICY), 1_000_000n, 'the cap');
     assert.equal(marketPrice([], POLICY), 1_000n, 'nothing recent: the floor');
   });
 
-  test('a price paid in a quarter of the slots or fewer does not move it', () => {
-    const recent = [...Array<bigint>(113).fill(0n), ...Array<bigint>(37).fill(50_000n)];
-    assert.equal(marketPrice(recent, { ...POLICY, floorMicroLamportsPerCu: 0n }), 0n);
-    assert.equal(marketPrice([...recent, 50_000n], { ...POLICY, floorMicroLamportsPerCu: 0n }), 50_000n);
+  test('a price paid in a quarter of the slots or fewer does not move it, unless it is the price now', () => {
+    const calm = { ...POLICY, floorMicroLamportsPerCu: 0n };
+    const spike = [...Array<bigint>(37).fill(50_000n), ...Array<bigint>(113).fill(0n)];
+    assert.equal(marketPrice(slots(spike), calm), 0n, 'a spike that passed');
+    assert.equal(marketPrice(slots([...spike, 50_000n]), calm), 50_000n, 'in more than a quarter');
+    // Congestion now: every one of the latest slots charged at least 20,000.
+    const now = [...Array<bigint>(146).fill(0n), 30_000n, 20_000n, 25_000n, 40_000n];
+    assert.equal(marketPrice(slots(now), calm), 20_000n);
+    // Listed in any order, the slots say which are the latest.
+    assert.equal(marketPrice(slots(now).reverse(), calm), 20_000n);
+    // One calm slot among the latest: no congestion now.
+    assert.equal(marketPrice(slots([...now.slice(0, -1), 0n]), calm), 0n);
   });
 });
 

@@ -24,17 +24,35 @@ export const ESCALATION_STEP_MICRO_LAMPORTS_PER_CU = 10_000n;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
+/** Slots whose every block charging a price shows the market at that price now. */
+export const LATEST_SLOTS = 4;
+
+/** One recent slot's lowest price, as getRecentPrioritizationFees lists it. */
+export interface SlotPrice {
+  slot: bigint;
+  prioritizationFee: bigint;
+}
+
 /**
  * The market's price: the 75th percentile of the prices recent slots paid (as
- * getRecentPrioritizationFees lists them), at least the floor, at most the cap.
+ * getRecentPrioritizationFees lists them), or, when higher, the least of the {@link LATEST_SLOTS}
+ * latest slots' (congestion now: a price below it waits until it passes, however calm the slots
+ * before were); at least the floor, at most the cap.
  */
 export function marketPrice(
-  recent: readonly bigint[],
+  recent: readonly SlotPrice[],
   policy: Pick<PriorityFeePolicy, 'floorMicroLamportsPerCu' | 'capMicroLamportsPerCu'>,
 ): bigint {
-  const sorted = [...recent].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const observed = sorted[Math.min(sorted.length - 1, Math.floor(0.75 * sorted.length))] ?? 0n;
-  return min(max(observed, policy.floorMicroLamportsPerCu), policy.capMicroLamportsPerCu);
+  const ascending = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+  const prices = recent.map((entry) => entry.prioritizationFee).sort(ascending);
+  const observed = prices[Math.min(prices.length - 1, Math.floor(0.75 * prices.length))] ?? 0n;
+  const latest = [...recent]
+    .sort((a, b) => ascending(b.slot, a.slot))
+    .slice(0, LATEST_SLOTS)
+    .map((entry) => entry.prioritizationFee)
+    .sort(ascending);
+  const now = latest.length === LATEST_SLOTS ? latest[0]! : 0n;
+  return min(max(max(observed, now), policy.floorMicroLamportsPerCu), policy.capMicroLamportsPerCu);
 }
 
 /** The least price of the attempt after one at `price` expired unlanded: doubled, a step up at least, at most the cap. */

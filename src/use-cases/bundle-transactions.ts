@@ -40,13 +40,10 @@ export async function bundlePrice(
   options: CallOptions,
 ): Promise<bigint> {
   const recent = await deps.chain.getRecentPrioritizationFees(accounts, options);
-  return marketPrice(
-    recent.map((fee) => fee.prioritizationFee),
-    {
-      floorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
-      capMicroLamportsPerCu: deps.platform.priorityFeeCapMicroLamportsPerCu,
-    },
-  );
+  return marketPrice(recent, {
+    floorMicroLamportsPerCu: deps.priorityFeeFloorMicroLamportsPerCu,
+    capMicroLamportsPerCu: deps.platform.priorityFeeCapMicroLamportsPerCu,
+  });
 }
 
 /** A bundle transaction as handed out, with what its fees are counted from. */

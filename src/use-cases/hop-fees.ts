@@ -38,10 +38,7 @@ export async function keeperPrice(
   const recent = await deps.chain.getRecentPrioritizationFees(
     writtenAccounts(input.payer, input.instructions),
   );
-  const market = marketPrice(
-    recent.map((fee) => fee.prioritizationFee),
-    deps.priorityFees,
-  );
+  const market = marketPrice(recent, deps.priorityFees);
   const budgetLamports = hopFeeBudgetLamports({
     hops: transfer.hops,
     hopComputeUnitLimit: COMPUTE_UNIT_LIMITS.executeStep,
