@@ -5,7 +5,6 @@ import { after, before, describe, test } from 'node:test';
 import { type Address, generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
 import {
   type BroadcastProgress,
-  createWebhookReceiver,
   isTransferRouterError,
   signAndBroadcastBundle,
   type TransferRouterClient,
@@ -13,6 +12,7 @@ import {
   TransferWaitError,
   waitForTransfer,
 } from '../../clients/typescript/src/index.ts';
+import { createWebhookReceiver } from '../../clients/typescript/src/webhooks.ts';
 import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { type Caller, createTestApp, SOL_MINT, type TestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';

@@ -29,3 +29,13 @@ test('the guide’s TypeScript quick start is the example the type check compile
     'docs/integrating.md shows quickstart.ts as it is',
   );
 });
+
+test('the guide’s browser example is the one the browser test runs in Chromium', async () => {
+  const page = await read('docs/integrating.md');
+  const example = await read('clients/typescript/examples/browser.ts');
+  const installed = example.replace("from '../src/index.ts';", "from '@transfer-router/client';");
+  assert.ok(
+    page.includes(`\`\`\`ts\n${installed}\`\`\``),
+    'docs/integrating.md shows examples/browser.ts as it is',
+  );
+});

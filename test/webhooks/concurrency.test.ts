@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { verifyWebhook } from '../../clients/typescript/src/index.ts';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.ts';
 import { createPostgresDb, type Db } from '../../src/store/db.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { verifyWebhook } from '../../clients/typescript/src/index.ts';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.ts';
 import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { verifyWebhook } from '../../clients/typescript/src/index.ts';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.ts';
 import { createPgliteDb } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';

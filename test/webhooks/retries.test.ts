@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { verifyWebhook } from '../../clients/typescript/src/index.ts';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.ts';
 import { nominalRetryDelayMs, nominalSchedule } from '../../src/domain/webhook-retry.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { otherWorkerProcess } from '../helpers/database.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { verifyWebhook } from '../../clients/typescript/src/index.ts';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.ts';
 import { type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import {
   createTransfer,

@@ -85,8 +85,11 @@ export interface RetryNotice {
 export interface TransferRouterClientOptions {
   /** The service, e.g. `http://127.0.0.1:8080` (paths carry their `/api/v1`). */
   baseUrl: string;
-  /** `mh_test_...` or `mh_live_...`. Keep it on your backend. */
-  apiKey: string;
+  /**
+   * `mh_test_...` or `mh_live_...`. Keep it on your backend: in a browser, leave it out and point
+   * `baseUrl` at your backend, which passes the calls on with the key added.
+   */
+  apiKey?: string;
   /** Retries of MH_004, MH_072 and MH_091 after the first answer (default 3; 0 turns them off). */
   maxRetries?: number;
   /** A retry that would wait longer than this is not made: the error is thrown (default 60 s). */
@@ -199,7 +202,7 @@ export function createTransferRouterClient(options: TransferRouterClientOptions)
   const api = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     fetch: fetchWithRetries,
-    headers: { 'x-api-key': options.apiKey },
+    headers: options.apiKey === undefined ? {} : { 'x-api-key': options.apiKey },
   });
   const header = (call?: CallOptions) => ({ 'Idempotency-Key': call?.idempotencyKey ?? newKey() });
   const init = (call?: CallOptions) => (call?.signal ? { signal: call.signal } : {});

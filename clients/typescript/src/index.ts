@@ -1,3 +1,5 @@
+// The package's main entry, for browsers and Node.js alike: it imports no Node.js module. Verifying
+// webhook deliveries needs Node.js and is `@transfer-router/client/webhooks` (webhooks.ts).
 export {
   type BroadcastProgress,
   type BroadcastResult,
@@ -53,6 +55,7 @@ export {
   type UsageSummary,
   type WebhookEndpoint,
 } from './client.ts';
+export type { PingEvent, TransferEvent, WebhookEvent, WebhookEventSource } from './events.ts';
 export { isLandingError, LandingError, type LandingErrorCode } from './landing-error.ts';
 export type { components, operations, paths } from './openapi.ts';
 export {
@@ -72,18 +75,3 @@ export {
 } from './router.ts';
 export type { LandingRpcApi, LandOptions } from './send.ts';
 export { TransferWaitError, type WaitForTransferOptions, waitForTransfer } from './wait.ts';
-export {
-  createWebhookReceiver,
-  DEFAULT_TOLERANCE_SECONDS,
-  generateTestHeader,
-  type PingEvent,
-  SIGNATURE_HEADER,
-  type TransferEvent,
-  type VerifyWebhookOptions,
-  verifyWebhook,
-  type WebhookEvent,
-  type WebhookEventSource,
-  type WebhookReceiver,
-  WebhookVerificationError,
-  type WebhookVerificationErrorCode,
-} from './webhooks.ts';

@@ -5,7 +5,7 @@ import {
   type TransferRouterClient,
   type TransferStatus,
 } from './client.ts';
-import type { WebhookEventSource } from './webhooks.ts';
+import type { WebhookEventSource } from './events.ts';
 
 /** What a status can still become (decisions: status follows phase). */
 const REACHABLE: Record<TransferStatus, readonly TransferStatus[]> = {
@@ -34,8 +34,9 @@ export interface WaitForTransferOptions {
   /** A status, one of several, or any condition on the transfer. */
   until: TransferStatus | readonly TransferStatus[] | ((transfer: Transfer) => boolean);
   /**
-   * Verified webhook events (e.g. a {@link createWebhookReceiver}): the transfer is read once,
-   * then followed through its events, without polling unless `pollIntervalMs` is given too.
+   * Verified webhook events (e.g. a receiver of `@transfer-router/client/webhooks`): the transfer
+   * is read once, then followed through its events, without polling unless `pollIntervalMs` is
+   * given too.
    */
   webhooks?: WebhookEventSource;
   /** How often to read the transfer (default 2 s; without it when following webhooks). */

@@ -1,33 +1,21 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { components } from './openapi.ts';
+import type { WebhookEvent, WebhookEventSource } from './events.ts';
 
 /**
- * Verifying webhook deliveries on the receiving side. A delivery carries
+ * Verifying webhook deliveries on the receiving side, the package's Node.js entry
+ * (`@transfer-router/client/webhooks`: it needs `node:crypto`, and its receiver is a `node:http`
+ * listener). A delivery carries
  * `MH-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, with one `v1` per
  * secret the endpoint signs with (two while a rotated secret's overlap lasts).
  */
+
+export type { PingEvent, TransferEvent, WebhookEvent, WebhookEventSource } from './events.ts';
 
 /** The header that carries the signature (Node lower-cases header names). */
 export const SIGNATURE_HEADER = 'mh-signature';
 /** How far the signature's timestamp may be from now unless told otherwise. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
-
-/** A transfer event as delivered: the event of `GET /events` without its delivery report. */
-export type TransferEvent = Omit<components['schemas']['Event'], 'deliverySuccess' | 'deliveries'>;
-
-/** The `ping` sent when an endpoint is registered and by `POST /webhooks/{id}/test`. */
-export interface PingEvent {
-  id: string;
-  type: 'ping';
-  createdAt: string;
-  isTest: boolean;
-  apiVersion: 'v1';
-  data: { url: string };
-}
-
-/** A delivered event: a transfer event, or a ping. */
-export type WebhookEvent = TransferEvent | PingEvent;
 
 /** Why a delivery failed verification. */
 export type WebhookVerificationErrorCode =
@@ -163,12 +151,6 @@ export function generateTestHeader(input: {
     `t=${timestamp}`,
     ...secrets.map((secret) => `v1=${computeSignature(secret, timestamp, input.payload)}`),
   ].join(',');
-}
-
-/** Hands over verified events as they arrive, e.g. to {@link waitForTransfer}. */
-export interface WebhookEventSource {
-  /** Calls `listener` with every verified event from now on; answers the function that stops it. */
-  subscribe(listener: (event: WebhookEvent) => void): () => void;
 }
 
 /** A webhook endpoint's receiving side: verifies deliveries and passes their events on. */

@@ -125,7 +125,7 @@ function mintData(decimals: number, supply: bigint): string {
 }
 
 describe('node-level methods', () => {
-  test('health, version, genesis hash, slot and epoch info', async () => {
+  test('health, version, genesis hash, slot and epoch info; CORS preflight', async () => {
     assert.equal(await call('getHealth'), 'ok');
     const version = (await call('getVersion')) as Record<string, unknown>;
     assert.deepEqual(Object.keys(version).sort(), ['feature-set', 'solana-core']);
@@ -156,9 +156,23 @@ describe('node-level methods', () => {
     const health = await fetch(`${url}/health`);
     assert.equal(health.status, 200);
     assert.equal(await health.text(), 'ok');
-    const preflight = await fetch(url, { method: 'OPTIONS' });
+    // A page on another origin sends what @solana/kit's transport sends: JSON and its client header.
+    const preflight = await fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://127.0.0.1:3000',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,solana-client',
+      },
+    });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /\bPOST\b/);
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/,\s*/);
+    assert.ok(
+      ['content-type', 'solana-client'].every((name) => allowed.includes(name)),
+      allowed.join(', '),
+    );
   });
 
   test('JSON-RPC errors have the standard codes and shapes', async () => {
