@@ -852,11 +852,22 @@ export interface components {
             deliveries: components["schemas"]["EventDeliveryInput"][];
         };
         UsageSummaryInput: {
+            /** @description Transfers created in the window. Each counts once, under its status now: the counts per status add up to it. */
             totalTransfers: number;
-            completedTransfers: number;
-            failedTransfers: number;
-            expiredTransfers: number;
+            /** @description Transfers whose status is now `quote`. */
+            quoteTransfers: number;
+            /** @description Transfers whose status is now `awaiting_signature`. */
+            awaitingSignatureTransfers: number;
+            /** @description Transfers whose status is now `processing`. */
             processingTransfers: number;
+            /** @description Transfers whose status is now `completed`. */
+            completedTransfers: number;
+            /** @description Transfers whose status is now `failed`. */
+            failedTransfers: number;
+            /** @description Transfers whose status is now `expired`. */
+            expiredTransfers: number;
+            /** @description Transfers whose status is now `refunded`. */
+            refundedTransfers: number;
             /** @description Sum of the USD equivalent (at quote time) of completed transfers. */
             totalVolumeUsd: number;
             /** @description The integrator's share of the flat fees of settled transfers, as its rewards credited it. */
@@ -1209,11 +1220,22 @@ export interface components {
             deliveries: components["schemas"]["EventDelivery"][];
         };
         UsageSummary: {
+            /** @description Transfers created in the window. Each counts once, under its status now: the counts per status add up to it. */
             totalTransfers: number;
-            completedTransfers: number;
-            failedTransfers: number;
-            expiredTransfers: number;
+            /** @description Transfers whose status is now `quote`. */
+            quoteTransfers: number;
+            /** @description Transfers whose status is now `awaiting_signature`. */
+            awaitingSignatureTransfers: number;
+            /** @description Transfers whose status is now `processing`. */
             processingTransfers: number;
+            /** @description Transfers whose status is now `completed`. */
+            completedTransfers: number;
+            /** @description Transfers whose status is now `failed`. */
+            failedTransfers: number;
+            /** @description Transfers whose status is now `expired`. */
+            expiredTransfers: number;
+            /** @description Transfers whose status is now `refunded`. */
+            refundedTransfers: number;
             /** @description Sum of the USD equivalent (at quote time) of completed transfers. */
             totalVolumeUsd: number;
             /** @description The integrator's share of the flat fees of settled transfers, as its rewards credited it. */
