@@ -80,7 +80,7 @@ export function firstKeyBanner(key: string, created: boolean, base: string): str
       : 'The integration "local" had no key shown yet (an earlier start stopped before it could); a new test API key (shown only now):',
     `  ${key}`,
     'Try it:',
-    `  curl -s -X POST ${base}/api/v1/transfers/estimate -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"tokenMint":"So11111111111111111111111111111111111111112","amountRaw":"1000000000"}'`,
+    `  curl -s -X POST ${base}/api/v1/transfers/estimate -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"tokenMint":"So11111111111111111111111111111111111111112","amountRaw":"1000000000","hops":3}'`,
     '',
     '',
   ].join('\n');

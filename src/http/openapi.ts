@@ -18,7 +18,11 @@ export async function registerOpenApi(app: FastifyInstance) {
         version: '1.0.0',
         description:
           'Routes a Solana token transfer from a source wallet to a recipient through 3 to 10 hops, timed to arrive after a chosen delay.',
+        // The service is not published under an open licence: its use is on the operator's terms.
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
+      // Relative: the deployment that serves this document (the test cluster's or mainnet's host).
+      servers: [{ url: '/', description: 'The host serving this document' }],
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
@@ -27,7 +31,8 @@ export async function registerOpenApi(app: FastifyInstance) {
       },
     },
     transform: (input) => markOptionalBody(jsonSchemaTransform(input), input.schema?.body),
-    transformObject: (input) => describeApiConventions(jsonSchemaTransformObject(input) as OpenApiDocument),
+    transformObject: (input) =>
+      dropUnreferencedSchemas(describeApiConventions(jsonSchemaTransformObject(input) as OpenApiDocument)),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -40,7 +45,10 @@ type OpenApiOperation = {
   requestBody?: { required?: boolean };
   [OPTIONAL_BODY]?: boolean;
 };
-type OpenApiDocument = { paths?: Record<string, Record<string, OpenApiOperation>> };
+type OpenApiDocument = {
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+  components?: { schemas?: Record<string, unknown> };
+};
 
 /** Marks, for {@link describeApiConventions}, an operation whose body may be left out. */
 const OPTIONAL_BODY = 'x-optional-body';
@@ -59,8 +67,8 @@ const OPTIONAL_IDEMPOTENCY = new Set(['/api/v1/transfers/estimate']);
 
 /**
  * Adds to the generated document what the API's hooks enforce rather than its schemas: the API-key
- * security of every /api/v1 operation and the Idempotency-Key header of POSTs; and says which
- * bodies may be left out.
+ * security of every /api/v1 operation (none elsewhere: health needs no key) and the
+ * Idempotency-Key header of POSTs; and says which bodies may be left out.
  */
 function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
@@ -69,7 +77,10 @@ function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
       delete operation[OPTIONAL_BODY];
       if (operation.requestBody) operation.requestBody.required = false;
     }
-    if (!path.startsWith('/api/v1/')) continue;
+    if (!path.startsWith('/api/v1/')) {
+      for (const operation of Object.values(operations)) operation.security = [];
+      continue;
+    }
     for (const [method, operation] of Object.entries(operations)) {
       operation.security = [{ apiKey: [] }, { bearer: [] }];
       if (method !== 'post') continue;
@@ -86,5 +97,31 @@ function describeApiConventions(document: OpenApiDocument): OpenApiDocument {
       ];
     }
   }
+  return document;
+}
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/**
+ * Leaves out the component schemas no operation reaches. fastify-type-provider-zod emits each
+ * registered schema twice, as a response (`Transfer`) and as a request (`TransferInput`), whether
+ * or not any request uses it, and has no option to leave the unused copy out; ours are responses.
+ */
+function dropUnreferencedSchemas(document: OpenApiDocument): OpenApiDocument {
+  const schemas = document.components?.schemas ?? {};
+  const reached = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string' && child.startsWith(SCHEMA_REF)) {
+        const name = child.slice(SCHEMA_REF.length);
+        if (reached.has(name)) continue;
+        reached.add(name);
+        visit(schemas[name]);
+      } else visit(child);
+    }
+  };
+  visit({ ...document, components: { ...document.components, schemas: undefined } });
+  for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name];
   return document;
 }

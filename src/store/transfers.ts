@@ -9,6 +9,7 @@ import {
   type Transfer,
   type TransferStatus,
 } from '../domain/transfer.ts';
+import { usageCounts } from '../domain/usage.ts';
 import { claimExpiredQuotes } from './claims/expired-quotes.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
@@ -219,33 +220,16 @@ function expireDueQuotes(db: Db, now: Date, batchSize: number): Promise<Transfer
 
 /** Usage of an owner over transfers created in [from, to): counts and volume (revenue: the rewards ledger). */
 async function usage(db: Db, owner: Owner, window: CreatedWindow) {
-  const params: unknown[] = [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null];
-  const scope = `integration_id = $1 AND mode = $2
-    AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)`;
-  const totals = await db.query<{
-    total: string;
-    completed: string;
-    failed: string;
-    expired: string;
-    processing: string;
-    volume_usd: number | null;
-  }>(
-    `SELECT count(*) AS total,
-            count(*) FILTER (WHERE status = 'completed') AS completed,
-            count(*) FILTER (WHERE status = 'failed') AS failed,
-            count(*) FILTER (WHERE status = 'expired') AS expired,
-            count(*) FILTER (WHERE status = 'processing') AS processing,
-            sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd
-       FROM transfers WHERE ${scope}`,
-    params,
+  const { rows } = await db.query<{ status: TransferStatus; count: string; volume_usd: number | null }>(
+    `SELECT status, count(*) AS count, sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd
+       FROM transfers
+      WHERE integration_id = $1 AND mode = $2
+        AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)
+      GROUP BY status`,
+    [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null],
   );
-  const row = totals.rows[0]!;
   return {
-    totalTransfers: Number(row.total),
-    completedTransfers: Number(row.completed),
-    failedTransfers: Number(row.failed),
-    expiredTransfers: Number(row.expired),
-    processingTransfers: Number(row.processing),
-    totalVolumeUsd: row.volume_usd ?? 0,
+    ...usageCounts(Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]))),
+    totalVolumeUsd: rows.reduce((sum, row) => sum + (row.volume_usd ?? 0), 0),
   };
 }

@@ -108,6 +108,11 @@ describe('protocol-level refusals on a real socket', () => {
     const answer = await exchange('GET /api/v1/transfers HTTP/1.1\r\nConnection: close\r\n\r\n');
     assert.match(assertEnvelope(answer, 400), /must carry a Host header/);
     assert.equal(JSON.parse(answer.body).error.param, 'Host');
+    // The health endpoints too: the 4XX their OpenAPI operations document.
+    for (const path of ['/healthz', '/readyz']) {
+      const health = await exchange(`GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`);
+      assert.match(assertEnvelope(health, 400), /must carry a Host header/);
+    }
     // HTTP/1.0 has no Host requirement: the request goes on (to authentication).
     assertEnvelope(await exchange('GET /api/v1/transfers HTTP/1.0\r\n\r\n'), 401, 'MH_001');
   });

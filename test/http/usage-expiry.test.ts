@@ -147,10 +147,13 @@ describe('GET /usage', () => {
     assert.equal(response.statusCode, 200);
     assert.deepEqual(response.json(), {
       totalTransfers: 5,
+      quoteTransfers: 1,
+      awaitingSignatureTransfers: 0,
+      processingTransfers: 1,
       completedTransfers: 2,
       failedTransfers: 1,
       expiredTransfers: 0,
-      processingTransfers: 1,
+      refundedTransfers: 0,
       totalVolumeUsd: 300,
       totalRevenueLamports: 24000,
       revenueByMint: { [mintA]: '300000', [mintB]: '150000000' },

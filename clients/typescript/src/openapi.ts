@@ -540,363 +540,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        ErrorEnvelopeInput: {
-            error: {
-                /** @description Stable error code, e.g. MH_016. */
-                code: string;
-                /** @description What went wrong and how to fix it. */
-                message: string;
-                /** @description The id of this request; also in the X-Request-Id header. */
-                requestId: string;
-                /** @description The field or parameter at fault, when there is one. */
-                param?: string;
-            };
-        };
-        PaginationInput: {
-            /** @description Number of items matching the filters. */
-            total: number;
-            limit: number;
-            offset: number;
-        };
-        TransferQuoteInput: {
-            id: number;
-            externalId: string | null;
-            /** @description Human-readable support reference. */
-            supportBundleId: string | null;
-            tokenMint: string;
-            tokenSymbol: string | null;
-            amountRaw: string;
-            amountTokens: string;
-            sourceOwner: string;
-            recipientWallet: string;
-            /** @description `signed_bundle`: the client signs the prepared bundle. */
-            fundingStrategy: string | null;
-            hops: number;
-            arrivalSeconds: number;
-            /** @description `micro`, `standard`, `pro` or `institutional` by default. */
-            pricingTier: string | null;
-            percentFeeBps: number | null;
-            totalFlatFeeLamports: number | null;
-            /** @enum {string} */
-            status: "quote" | "awaiting_signature" | "processing" | "completed" | "failed" | "expired" | "refunded";
-            isTest: boolean;
-            quotedAt: string | null;
-            depositReceivedAt: string | null;
-            completedAt: string | null;
-            expiresAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        TransferInput: {
-            id: number;
-            externalId: string | null;
-            /** @description Human-readable support reference. */
-            supportBundleId: string | null;
-            tokenMint: string;
-            tokenSymbol: string | null;
-            amountRaw: string;
-            amountTokens: string;
-            sourceOwner: string;
-            recipientWallet: string;
-            /** @description `signed_bundle`: the client signs the prepared bundle. */
-            fundingStrategy: string | null;
-            hops: number;
-            arrivalSeconds: number;
-            /** @description `micro`, `standard`, `pro` or `institutional` by default. */
-            pricingTier: string | null;
-            percentFeeBps: number | null;
-            totalFlatFeeLamports: number | null;
-            /** @enum {string} */
-            status: "quote" | "awaiting_signature" | "processing" | "completed" | "failed" | "expired" | "refunded";
-            isTest: boolean;
-            quotedAt: string | null;
-            depositReceivedAt: string | null;
-            completedAt: string | null;
-            expiresAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** @enum {string} */
-            phase: "quoted" | "funding" | "deploying" | "executing" | "settled" | "failed" | "recoverable" | "expired" | "rescued" | "reclaimed";
-            progress: {
-                hopsCompleted: number;
-                hopsTotal: number;
-            };
-            /** @description The latest error the service recorded for this transfer. */
-            lastError: {
-                code: string;
-                message: string;
-                /** Format: date-time */
-                at: string;
-            } | null;
-            /** @description Populated in phases failed, recoverable, settled, rescued and reclaimed; null otherwise. */
-            recovery: {
-                canRescue: boolean;
-                rescuableLamports: number;
-                rescuableAccounts: {
-                    /** @enum {string} */
-                    kind: "route_pda" | "step_state" | "orchestrator_config" | "keeper" | "ata";
-                    lamports: number;
-                }[];
-                canReclaimRent: boolean;
-                reclaimableLamports: number;
-            } | null;
-            signatures: {
-                routeInit: string[];
-                sessionInit: string[];
-                hops: string[];
-            };
-        };
-        FeeEstimateInput: {
-            tier: string;
-            percentFeeBps: number;
-            percentFeeRaw: string;
-            flatFeeLamportsPerHop: number;
-            totalFlatFeeLamports: number;
-            integratorPercentShare: string;
-            integratorFlatShare: number;
-            /** @description Used only for tier selection. */
-            usdEquivalent: number;
-            isTestMode: boolean;
-            tokens: {
-                amountRaw: string;
-                feeRaw: string;
-                netDeliveredRaw: string;
-                decimals: number;
-            };
-            sol: {
-                requiredSolUpFrontLamports: number;
-                breakdown: {
-                    routeInitRentLamports: number;
-                    orchestratorRentLamports: number;
-                    ataRentLamports: number;
-                    transactionFeesLamports: number;
-                    /** @description The bundle's transactions at the floor price, and the keeper's priority-fee budget for the route's hops, sized to let their price rise when the network is busy. */
-                    priorityFeesLamports: number;
-                    protocolFlatFeeLamports: number;
-                };
-                /** @description What comes back once the route settled and its rent is reclaimed: the source's rent, the keeper's margin and whatever of its priority-fee budget the hops did not spend (all of it but the hops' fees at the floor price, when they land at it). */
-                refundableLamports: number;
-                netCostLamports: number;
-            };
-        };
-        PreparedTransactionBundleInput: {
-            /** @description Moves SOL to the transfer’s keeper (v0); null once the keeper is funded. */
-            keeperFundingTx: string | null;
-            /** @description Create the route (v0), partially signed by fresh intermediate accounts; empty once deployed. */
-            routeInitTxs: {
-                /** @description A base64 wire transaction. */
-                base64: string;
-            }[];
-            /** @description A legacy transaction creating the source’s orchestrator config; null if it exists. */
-            orchestratorInitTx: string | null;
-            /** @description Create the step states (v0); those already on chain are left out. */
-            sessionInitTxs: string[];
-            /** @description Sign and broadcast before it expires (about 60 seconds). */
-            recentBlockhash: string;
-            lastValidBlockHeight: number;
-            resume: {
-                routeAlreadyDeployed: boolean;
-                /** @description Hops whose path exists on chain (0 before the route exists). */
-                existingHopCount: number;
-                totalHops: number;
-                orchestratorAlreadyInitialized: boolean;
-                completedStepIndices: number[];
-                totalSteps: number;
-                keeperAlreadyFunded: boolean;
-                /** @description True when every group is null or empty. */
-                nothingToDo: boolean;
-            };
-        };
-        RescueBundleInput: {
-            /** @description Sign and broadcast in order (v0, the source pays). The last one sweeps the keeper back to the source. */
-            rescueTxs: {
-                /** @description A base64 wire transaction. */
-                base64: string;
-                /** @description Signers whose signatures the transaction carries already (the keeper, for its sweep). */
-                partialSigners: string[];
-            }[];
-            /** @description Sign and broadcast before it expires (about 60 seconds). */
-            recentBlockhash: string;
-            lastValidBlockHeight: number;
-            rescuable: {
-                /** @description Lamports the source receives (before its transaction fees). */
-                totalLamports: number;
-                accounts: {
-                    /** @enum {string} */
-                    kind: "route_pda" | "step_state" | "orchestrator_config" | "keeper" | "ata";
-                    lamports: number;
-                }[];
-            };
-        };
-        ReclaimBundleInput: {
-            /** @description Sign and broadcast in order (v0, the source pays). */
-            reclaimTxs: {
-                /** @description A base64 wire transaction. */
-                base64: string;
-                /** @description Signers whose signatures the transaction carries already (the keeper, for its sweep). */
-                partialSigners: string[];
-            }[];
-            /** @description Sign and broadcast before it expires (about 60 seconds). */
-            recentBlockhash: string;
-            lastValidBlockHeight: number;
-            reclaimable: {
-                /** @description Lamports the source receives (before its transaction fees). */
-                totalLamports: number;
-                /** @description Step states the bundle closes. */
-                stepCount: number;
-            };
-        };
-        RewardsInput: {
-            /** @description Where claims pay; null until set. */
-            rewardsWallet: string | null;
-            /** @description A claim needs at least this many claimable lamports (MH_060). */
-            minimumClaimLamports: number;
-            /** @description The flat fee shares, in lamports. `claimed` counts claims pending or confirmed; accrued = claimed + claimable. */
-            lamports: {
-                accrued: number;
-                claimed: number;
-                claimable: number;
-            };
-            /** @description The percentage fee shares, raw units per mint (the native mint’s share is paid as SOL). Ordered by mint. */
-            tokens: {
-                mint: string;
-                accruedRaw: string;
-                claimedRaw: string;
-                claimableRaw: string;
-            }[];
-            isTestMode: boolean;
-        };
-        RewardClaimInput: {
-            id: number;
-            /**
-             * @description `failed`: the payout did not land and its amounts are claimable again.
-             * @enum {string}
-             */
-            status: "pending" | "confirmed" | "failed";
-            wallet: string;
-            /** @description What left the claimable lamports; the wallet receives `lamports - rentLamports` (plus any native mint share). */
-            lamports: number;
-            /** @description The part of `lamports` spent creating the wallet’s missing token accounts. */
-            rentLamports: number;
-            tokens: {
-                mint: string;
-                amountRaw: string;
-            }[];
-            /** @description The payout’s transaction signatures. */
-            signatures: string[];
-            /** Format: date-time */
-            createdAt: string;
-            confirmedAt: string | null;
-        };
-        WebhookDeliveryAttemptInput: {
-            id: number;
-            /** @description The event sent (`evt_...`); a test send has an id of its own. */
-            eventId: string;
-            /** @description An event type, or `ping` for a test send. */
-            eventType: string;
-            /**
-             * @description `event`: the event happened; `resend`: you asked again; `test`: a test send.
-             * @enum {string}
-             */
-            trigger: "event" | "resend" | "test";
-            /** @description Attempt number within its round (a resend or re-enable starts a new round). */
-            attempt: number;
-            /** Format: date-time */
-            attemptedAt: string;
-            /** @description True when the endpoint answered 2xx within 10 s. */
-            success: boolean;
-            /** @description The HTTP status, or null when no response came. */
-            responseStatus: number | null;
-            /** @description Time until the response (or the failure). */
-            durationMs: number;
-            /** @description Why no response came (refused, timed out, ...); null when one did. */
-            error: string | null;
-        };
-        EventDeliveryInput: {
-            endpointId: number;
-            /**
-             * @description `failed`: retried for 3 days without success; resend it to try again.
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed";
-            /** @enum {string} */
-            trigger: "event" | "resend";
-            /** @description Attempts in the current round. */
-            attempts: number;
-            /** @description When it is tried next; null unless pending. */
-            nextAttemptAt: string | null;
-            lastAttemptAt: string | null;
-            lastResponseStatus: number | null;
-            lastError: string | null;
-            /** @description When it succeeded or failed for good. */
-            completedAt: string | null;
-        };
-        EventInput: {
-            /** @description `evt_...`; receivers deduplicate by it. */
-            id: string;
-            /** @enum {string} */
-            type: "transfer.quote_created" | "transfer.deposit_confirmed" | "transfer.processing" | "transfer.hop_complete" | "transfer.completed" | "transfer.failed" | "transfer.expired" | "transfer.refunded" | "transfer.phase_changed" | "transfer.recoverable" | "transfer.rescued" | "transfer.rent_reclaimed";
-            /** Format: date-time */
-            createdAt: string;
-            isTest: boolean;
-            /** @constant */
-            apiVersion: "v1";
-            /** @description 1, 2, 3, ... per transfer, so a receiver can spot a gap. */
-            sequence: number;
-            data: {
-                transfer: components["schemas"]["TransferInput"];
-            };
-            /** @description True when the event reached at least one of your endpoints and none is pending or failed. */
-            deliverySuccess: boolean;
-            /** @description One per endpoint of yours it was sent to. */
-            deliveries: components["schemas"]["EventDeliveryInput"][];
-        };
-        UsageSummaryInput: {
-            totalTransfers: number;
-            completedTransfers: number;
-            failedTransfers: number;
-            expiredTransfers: number;
-            processingTransfers: number;
-            /** @description Sum of the USD equivalent (at quote time) of completed transfers. */
-            totalVolumeUsd: number;
-            /** @description The integrator's share of the flat fees of settled transfers, as its rewards credited it. */
-            totalRevenueLamports: number;
-            /** @description The integrator's share of the percentage fees of settled transfers, raw units per mint, as its rewards credited it. */
-            revenueByMint: {
-                [key: string]: string;
-            };
-            isTestMode: boolean;
-            fromDate: string | null;
-            toDate: string | null;
-        } & {
-            [key: string]: unknown;
-        };
-        WebhookEndpointInput: {
-            id: number;
-            /** Format: uri */
-            url: string;
-            /** @description `whsec_...`: returned only by the create call, null afterwards. */
-            secret: string | null;
-            /** @description Subscribed event types. */
-            events: ("transfer.quote_created" | "transfer.deposit_confirmed" | "transfer.processing" | "transfer.hop_complete" | "transfer.completed" | "transfer.failed" | "transfer.expired" | "transfer.refunded" | "transfer.phase_changed" | "transfer.recoverable" | "transfer.rescued" | "transfer.rent_reclaimed")[];
-            isActive: boolean;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        RotatedWebhookEndpointInput: {
-            id: number;
-            /** Format: uri */
-            url: string;
-            /** @description `whsec_...`: returned only by the create call, null afterwards. */
-            secret: string | null;
-            /** @description Subscribed event types. */
-            events: ("transfer.quote_created" | "transfer.deposit_confirmed" | "transfer.processing" | "transfer.hop_complete" | "transfer.completed" | "transfer.failed" | "transfer.expired" | "transfer.refunded" | "transfer.phase_changed" | "transfer.recoverable" | "transfer.rescued" | "transfer.rent_reclaimed")[];
-            isActive: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** @description Until when deliveries also carry a signature made with the replaced secret. */
-            previousSecretExpiresAt: string | null;
-        };
         ErrorEnvelope: {
             error: {
                 /** @description Stable error code, e.g. MH_016. */
@@ -1209,11 +852,22 @@ export interface components {
             deliveries: components["schemas"]["EventDelivery"][];
         };
         UsageSummary: {
+            /** @description Transfers created in the window. Each counts once, under its status now: the counts per status add up to it. */
             totalTransfers: number;
-            completedTransfers: number;
-            failedTransfers: number;
-            expiredTransfers: number;
+            /** @description Transfers whose status is now `quote`. */
+            quoteTransfers: number;
+            /** @description Transfers whose status is now `awaiting_signature`. */
+            awaitingSignatureTransfers: number;
+            /** @description Transfers whose status is now `processing`. */
             processingTransfers: number;
+            /** @description Transfers whose status is now `completed`. */
+            completedTransfers: number;
+            /** @description Transfers whose status is now `failed`. */
+            failedTransfers: number;
+            /** @description Transfers whose status is now `expired`. */
+            expiredTransfers: number;
+            /** @description Transfers whose status is now `refunded`. */
+            refundedTransfers: number;
             /** @description Sum of the USD equivalent (at quote time) of completed transfers. */
             totalVolumeUsd: number;
             /** @description The integrator's share of the flat fees of settled transfers, as its rewards credited it. */
@@ -1282,6 +936,24 @@ export interface operations {
                         /** @enum {string} */
                         status: "ok";
                     };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };

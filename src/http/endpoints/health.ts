@@ -32,7 +32,7 @@ export async function healthEndpoints(app: FastifyInstance, options: { checks: R
         tags: ['Health'],
         operationId: 'getHealth',
         summary: 'Liveness',
-        response: { 200: z.object({ status: z.literal('ok') }) },
+        response: { 200: z.object({ status: z.literal('ok') }), ...errorResponses },
       },
     },
     async () => ({ status: 'ok' as const }),

@@ -2,19 +2,31 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
+import { TRANSFER_STATUSES } from '../../domain/transfer.ts';
 import { lamportsToJson } from '../../domain/transfer-view.ts';
+import { USAGE_COUNT_FIELDS, type UsageCountField } from '../../domain/usage.ts';
 import type { RewardStore } from '../../store/rewards.ts';
 import type { TransferStore } from '../../store/transfers.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses } from '../schemas/common.ts';
 
+/** One count per status, named after it (`USAGE_COUNT_FIELDS`), in the statuses' order. */
+const statusCounts = Object.fromEntries(
+  TRANSFER_STATUSES.map((status) => [
+    USAGE_COUNT_FIELDS[status],
+    z.int().min(0).describe(`Transfers whose status is now \`${status}\`.`),
+  ]),
+) as Record<UsageCountField, z.ZodInt>;
+
 const usageSchema = z
   .looseObject({
-    totalTransfers: z.int(),
-    completedTransfers: z.int(),
-    failedTransfers: z.int(),
-    expiredTransfers: z.int(),
-    processingTransfers: z.int(),
+    totalTransfers: z
+      .int()
+      .min(0)
+      .describe(
+        'Transfers created in the window. Each counts once, under its status now: the counts per status add up to it.',
+      ),
+    ...statusCounts,
     totalVolumeUsd: z.number().describe('Sum of the USD equivalent (at quote time) of completed transfers.'),
     totalRevenueLamports: z
       .int()
