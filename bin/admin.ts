@@ -224,6 +224,9 @@ async function run(argv: string[]): Promise<number> {
   const refused = (body as { action?: unknown } | undefined)?.action === 'refused';
   const ok = response.ok && !refused;
   (ok ? process.stdout : process.stderr).write(`${output}\n`);
+  // What the service flags (a live key on a local chain) is said apart from the answer too.
+  const warning = (body as { warning?: unknown } | undefined)?.warning;
+  if (typeof warning === 'string') process.stderr.write(`warning: ${warning}\n`);
   return ok ? 0 : 1;
 }
 

@@ -2,6 +2,7 @@
 // the service's configuration (config.ts), nothing here is required or validated up front: flags
 // override each value, and each tool checks what it uses.
 import { resolve } from 'node:path';
+import { DEFAULT_DATA_DIR } from './config.ts';
 
 /**
  * What the admin CLI needs (flags override these): the admin token, the data directory, and where
@@ -21,7 +22,7 @@ export function loadCliDefaults(env: Record<string, string | undefined> = proces
         : undefined,
     defaultUrl: at('8080'),
     adminToken: env.ADMIN_TOKEN,
-    dataDir: resolve(env.DATA_DIR ?? './data'),
+    dataDir: resolve(env.DATA_DIR ?? DEFAULT_DATA_DIR),
     rpcUrl: env.RPC_URL,
     /** PLATFORM_ADMIN_KEYPAIR as written (a keygen JSON array or a path), parsed where it is used. */
     adminKeypair: env.PLATFORM_ADMIN_KEYPAIR,

@@ -294,3 +294,31 @@ test('route settings: SCREENING, ROUTE_GRACE_SECONDS, the priority fee cap and t
     /PRIORITY_FEE_MICROLAMPORTS_PER_CU must not exceed PRIORITY_FEE_CAP_MICROLAMPORTS_PER_CU/,
   );
 });
+
+test('logs: readable at a terminal, JSON lines when piped or in production, LOG_FORMAT deciding when set', () => {
+  const format = (env: Record<string, string>, stdoutIsTty: boolean) => {
+    const keys = env.MODE === 'production' ? productionSettings() : {};
+    return loadConfig({ ...keys, ...env }, { stdoutIsTty }).logFormat;
+  };
+  assert.equal(format({}, true), 'pretty');
+  assert.equal(format({}, false), 'json', 'piped or redirected');
+  assert.equal(format({ NODE_ENV: 'production' }, true), 'json');
+  assert.equal(format({ MODE: 'production' }, true), 'json');
+  assert.equal(format({ LOG_FORMAT: 'json' }, true), 'json');
+  assert.equal(format({ LOG_FORMAT: 'pretty' }, false), 'pretty');
+  assert.equal(format({ LOG_FORMAT: 'pretty', MODE: 'production' }, false), 'pretty');
+  assert.throws(() => loadConfig({ LOG_FORMAT: 'yaml' }), /LOG_FORMAT: Invalid option/);
+});
+
+/** What production mode requires, valid. */
+function productionSettings(): Record<string, string> {
+  return {
+    DATABASE_URL: 'postgres://localhost/transfer_router',
+    ADMIN_TOKEN: 'a'.repeat(32),
+    ENCRYPTION_KEY: 'ab'.repeat(32),
+    RPC_URL: 'https://rpc.example',
+    CLUSTER: 'mainnet',
+    ...platformKeySettings().env,
+    SCREENING_DENYLIST: 'So11111111111111111111111111111111111111112',
+  };
+}

@@ -38,6 +38,9 @@ const redisUrl = optionalString.refine(
   'must be a redis:// or rediss:// URL',
 );
 
+/** Where local state lives when DATA_DIR is unset (relative to the working directory). */
+export const DEFAULT_DATA_DIR = './data';
+
 const port = z.coerce.number().int().min(0).max(65535);
 /** An integer setting from `min` to `max`; `fallback` when unset. */
 const integer = (min: number, max: number, fallback: number) =>
@@ -89,7 +92,7 @@ const envSchema = z.object({
   MODE: z.enum(['local', 'production']).default('local'),
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATA_DIR: z.string().min(1).default('./data'),
+  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: postgresUrl,
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   REDIS_URL: redisUrl,
@@ -99,6 +102,8 @@ const envSchema = z.object({
     'must be at least 24 characters',
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  NODE_ENV: optionalString,
   METRICS_ENABLED: booleanFlag.default(true),
   // Where a process without the API (`npm run worker`) serves its metrics.
   METRICS_PORT: port.default(9464),
@@ -262,7 +267,7 @@ function platformFrom(env: z.infer<typeof envSchema>) {
 
 export type Config = ReturnType<typeof toConfig>;
 
-function toConfig(env: z.infer<typeof envSchema>) {
+function toConfig(env: z.infer<typeof envSchema>, stdoutIsTty: boolean) {
   return {
     mode: env.MODE,
     http: {
@@ -283,6 +288,10 @@ function toConfig(env: z.infer<typeof envSchema>) {
     rateLimitNamespace: env.RATE_LIMIT_NAMESPACE,
     adminToken: env.ADMIN_TOKEN,
     logLevel: env.LOG_LEVEL,
+    // Readable lines for a person at a terminal; JSON lines for a pipe, a file or production.
+    logFormat:
+      env.LOG_FORMAT ??
+      (stdoutIsTty && env.MODE !== 'production' && env.NODE_ENV !== 'production' ? 'pretty' : 'json'),
     metricsEnabled: env.METRICS_ENABLED,
     metricsPort: env.METRICS_PORT,
     authCacheMs: env.AUTH_CACHE_SECONDS * 1000,
@@ -322,8 +331,14 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads and validates the configuration; production mode refuses to run without its secrets. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/**
+ * Reads and validates the configuration; production mode refuses to run without its secrets.
+ * `stdoutIsTty`: whether the logs go to a terminal (readable lines unless LOG_FORMAT says).
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  { stdoutIsTty = process.stdout.isTTY === true }: { stdoutIsTty?: boolean } = {},
+): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
@@ -331,7 +346,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   let config: Config;
   try {
-    config = toConfig(parsed.data);
+    config = toConfig(parsed.data, stdoutIsTty);
   } catch (error) {
     throw new ConfigError([`FEE_*: ${(error as Error).message}`]);
   }

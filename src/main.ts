@@ -1,6 +1,8 @@
 import closeWithGrace from 'close-with-grace';
-import { pino } from 'pino';
-import { ConfigError, loadConfig } from './config.ts';
+import { type DestinationStream, pino } from 'pino';
+import { PinoPretty } from 'pino-pretty';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { DataDirInUseError } from './data-dir-lock.ts';
 import { PlatformKeysError } from './platform/local-keys.ts';
 import { PortUnavailableError } from './port-check.ts';
 import { startService } from './service.ts';
@@ -19,14 +21,24 @@ async function main() {
       'a standalone worker needs DATABASE_URL (embedded PGlite belongs to one process)',
     ]);
   }
-  const logger = pino({
-    level: config.logLevel,
-    base: { service: 'transfer-router', pid: process.pid },
-    redact: {
-      paths: ['*.authorization', '*["x-api-key"]', '*.apiKey', '*.secret', '*.adminToken', '*.encryptionKey'],
-      censor: '[redacted]',
+  const logger = pino(
+    {
+      level: config.logLevel,
+      base: { service: 'transfer-router', pid: process.pid },
+      redact: {
+        paths: [
+          '*.authorization',
+          '*["x-api-key"]',
+          '*.apiKey',
+          '*.secret',
+          '*.adminToken',
+          '*.encryptionKey',
+        ],
+        censor: '[redacted]',
+      },
     },
-  });
+    logDestination(config),
+  );
   const service = await startService(
     config,
     { api: !workersOnly, workers: workersOnly || config.workersEnabled },
@@ -77,9 +89,26 @@ async function main() {
   );
 }
 
+/**
+ * Where log lines go: standard output, as JSON lines (pino's own destination), or as readable
+ * lines (time, level, component, message, then the fields) when the configuration says so, by
+ * default at a terminal; those are written synchronously, so none is lost at a failed start's exit.
+ */
+function logDestination(config: Config): DestinationStream | undefined {
+  if (config.logFormat === 'json') return undefined;
+  return PinoPretty({
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    ignore: 'pid,hostname,service,component',
+    messageFormat: '{if component}{component}: {end}{msg}',
+  });
+}
+
 main().catch((error) => {
   if (
     error instanceof ConfigError ||
+    error instanceof DataDirInUseError ||
     error instanceof EncryptionKeyMismatchError ||
     error instanceof PlatformKeysError ||
     error instanceof PortUnavailableError

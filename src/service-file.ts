@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isProcessRunning } from './data-dir-lock.ts';
 
 /** How the embedded chain behaves: its profile (LOCAL_CHAIN_PROFILE) and the seed of its draws. */
 export interface LocalChainProfile {
@@ -40,16 +41,6 @@ export async function writeServiceFile(dataDir: string, service: ServiceFile): P
   await rename(partial, path);
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The running service's record, or null when there is none, it is unreadable, or its process is gone. */
 export async function readServiceFile(dataDir: string): Promise<ServiceFile | null> {
   let parsed: Partial<ServiceFile> & { chainProfile?: Partial<LocalChainProfile> };
@@ -58,7 +49,8 @@ export async function readServiceFile(dataDir: string): Promise<ServiceFile | nu
   } catch {
     return null;
   }
-  if (typeof parsed.url !== 'string' || typeof parsed.pid !== 'number' || !isRunning(parsed.pid)) return null;
+  if (typeof parsed.url !== 'string' || typeof parsed.pid !== 'number' || !isProcessRunning(parsed.pid))
+    return null;
   return {
     url: parsed.url,
     pid: parsed.pid,

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { chainProfile, startLocalChain } from '@transfer-router/local-chain';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -9,13 +9,20 @@ import { ROUTER_PROGRAM_ADDRESS } from './chain/router/program.ts';
 import { createRpcChain } from './chain/rpc-chain.ts';
 import type { Chain } from './chain/types.ts';
 import type { Config } from './config.ts';
+import { DataDirInUseError, type DataDirLock, dataDirHolder, lockDataDir } from './data-dir-lock.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { createPlatformAdmin, type PlatformAdmin } from './platform/admin.ts';
 import { ensureLocalPlatformKeys, platformKeysPath } from './platform/local-keys.ts';
 import { createPlatform, type Platform, type PlatformKeys } from './platform/platform.ts';
 import { localRouterDeployment, reportPlatform, setUpLocalPlatform } from './platform/startup.ts';
-import { chainPortError, checkPortsFree, servicePorts } from './port-check.ts';
-import { describeLocalChainProfile, type LocalChainProfile } from './service-file.ts';
+import {
+  chainPortError,
+  checkPortsFree,
+  freePortSettings,
+  type PortClaim,
+  servicePorts,
+} from './port-check.ts';
+import { describeLocalChainProfile, type LocalChainProfile, readServiceFile } from './service-file.ts';
 import { createPgliteDb, createPostgresDb, type Db } from './store/db.ts';
 import { verifyEncryptionKey } from './store/encryption-check.ts';
 import { createStore } from './store/index.ts';
@@ -50,9 +57,10 @@ export interface RunningService {
 }
 
 /**
- * Starts the service from a validated configuration: checks its ports, opens the store, the chain
- * (embedded in local mode, else over RPC) and the platform, then starts the roles this process
- * runs. What it started stops in reverse order at close, or at once when the start fails.
+ * Starts the service from a validated configuration: takes its data directory, checks its ports,
+ * opens the store, the chain (embedded in local mode, else over RPC) and the platform, then starts
+ * the roles this process runs. What it started stops in reverse order at close (the data
+ * directory last), or at once when the start fails.
  */
 export async function startService(
   config: Config,
@@ -60,31 +68,35 @@ export async function startService(
   logger: Logger,
 ): Promise<RunningService> {
   const clock = systemClock;
-  const ports = servicePorts(config);
+  const ports = servicePorts(config, roles.api ? 'npm start' : 'npm run worker');
   // Without the API, the workers' metrics get an endpoint of their own.
   const metricsAlone = !roles.api && config.metricsEnabled;
-  // A taken port stops the start here, before anything is migrated, started or created.
-  await checkPortsFree([
+  const claims = [
     ...(roles.api ? [ports.http] : []),
     ...(metricsAlone ? [ports.metrics] : []),
     ...ports.chain,
-  ]);
-  const storeDescription = describeDatabase(config);
-  const progress = logger.child({ component: 'startup' });
-  const applicationName = connectionName(roles.api);
-  const db = await openDatabase(config, applicationName, storeDescription, progress);
+  ];
+  // The data directory first: a second start on it stops here, before it opens anything there.
+  const lock = await lockOwnDataDir(config, claims, ports.context.command);
   const shutdown = createShutdown(logger);
-  shutdown.add(() => db.close());
+  if (lock) shutdown.add(lock.release);
 
   try {
+    // A taken port stops the start here, before anything is migrated, started or created.
+    await checkPortsFree(claims, ports.context);
+    const storeDescription = describeDatabase(config);
+    const progress = logger.child({ component: 'startup' });
+    const applicationName = connectionName(roles.api);
+    const db = await openDatabase(config, applicationName, storeDescription, progress);
+    shutdown.add(() => db.close());
     const { store, secrets } = await openStore(config, db, progress);
     const platform = await createPlatform({
       keys: await loadPlatformKeys(config, secrets, progress),
       programAddress: config.chain.routerProgramId ?? ROUTER_PROGRAM_ADDRESS,
       settings: config.platform.settings,
     });
-    const chain = await openChain(config, logger, clock, platform, progress).catch((error) => {
-      throw chainPortError(error, ports.chain);
+    const chain = await openChain(config, logger, clock, platform, progress).catch(async (error) => {
+      throw await chainPortError(error, ports.chain, ports.context);
     });
     shutdown.add(chain.close);
     const platformAdmin = await preparePlatform(chain, platform, progress);
@@ -126,6 +138,48 @@ export async function startService(
     await shutdown.run();
     throw error;
   }
+}
+
+/**
+ * Takes the data directory for this process when it keeps something there that one process alone
+ * may open (embedded PGlite, the embedded chain); with DATABASE_URL and RPC_URL, processes may
+ * share it. Held by another process, the start is refused with who holds it, where that one
+ * listens (its service.json), and a command that runs a second service beside it.
+ */
+async function lockOwnDataDir(
+  config: Config,
+  claims: PortClaim[],
+  command: string,
+): Promise<DataDirLock | undefined> {
+  if (config.database.url && config.chain.rpcUrl) return undefined;
+  try {
+    return await lockDataDir(config.dataDir);
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    const running = await readServiceFile(config.dataDir);
+    const where =
+      running?.pid === error.pid
+        ? `: API at ${running.url}${running.rpcUrl ? `, chain JSON-RPC at ${running.rpcUrl}` : ''}`
+        : '';
+    const settings = (await freePortSettings(claims)).filter(([, value]) => value !== 0);
+    const example = [
+      `DATA_DIR=${await freeSibling(config.dataDir)}`,
+      ...settings.map((pair) => pair.join('=')),
+    ];
+    throw new DataDirInUseError(
+      error.dataDir,
+      error.pid,
+      `Cannot start: the data directory ${config.dataDir} is in use by another Transfer Router (pid ${error.pid}${where}). Stop it, or set DATA_DIR to another directory to run a second service beside it (e.g. \`${example.join(' ')} ${command}\`).`,
+    );
+  }
+}
+
+/** A sibling of `dataDir` no running service holds (`data-2`, `data-3`, ...), as a path to type. */
+async function freeSibling(dataDir: string): Promise<string> {
+  let candidate = `${dataDir}-2`;
+  for (let n = 3; (await dataDirHolder(candidate)) !== null; n++) candidate = `${dataDir}-${n}`;
+  const path = relative(process.cwd(), candidate);
+  return path.startsWith('..') || isAbsolute(path) ? candidate : `./${path}`;
 }
 
 /** Where the configured database is, in words. */

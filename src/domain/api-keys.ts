@@ -7,6 +7,13 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = 32;
 const API_KEY_PATTERN = /^mh_(test|live)_[0-9A-Za-z]{32}$/;
 
+/**
+ * What a live key on a local chain (cluster localnet) is told, at creation and at first use: live
+ * mode is for real money, and such a chain's tokens are not.
+ */
+export const LIVE_KEY_ON_LOCAL_CHAIN =
+  'a live API key on a local chain (cluster localnet): its transfers count as live in usage and rewards, yet move tokens that exist only on this chain; use test keys here, and live keys on mainnet';
+
 /** Generates a new API key: `mh_test_` or `mh_live_` followed by 32 random base62 characters. */
 export function generateApiKey(mode: KeyMode): string {
   let secret = '';

@@ -21,7 +21,7 @@ import type { PriceResolver } from '../prices/resolver.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
-import { type AuthContext, createAuthenticator } from './auth.ts';
+import { type AuthContext, createAuthenticator, createLiveKeyNotice } from './auth.ts';
 import { adminIntegrationEndpoints } from './endpoints/admin/integrations.ts';
 import { adminPlatformEndpoints } from './endpoints/admin/platform.ts';
 import { adminRewardEndpoints } from './endpoints/admin/rewards.ts';
@@ -247,8 +247,10 @@ async function registerAuthentication(app: FastifyInstance, deps: AppDeps): Prom
 function publicApi(deps: AppDeps, authenticator: Authenticator) {
   return async (api: FastifyInstance) => {
     api.decorateRequest('auth', null as unknown as AuthContext);
+    const noteLiveKey = createLiveKeyNotice(deps.platform.cluster);
     api.addHook('onRequest', async (request) => {
       request.auth = await authenticator.authenticate(request);
+      noteLiveKey(request.auth, request.log);
     });
     await registerRateLimits(api, { redis: deps.redis, namespace: deps.rateLimitNamespace });
     const idempotency = { db: deps.db, store: deps.store.idempotency, clock: deps.clock };
@@ -334,6 +336,7 @@ function adminApi(deps: AppDeps, adminToken: string) {
     await admin.register(adminIntegrationEndpoints, {
       integrations: deps.store.integrations,
       clock: deps.clock,
+      cluster: deps.platform.cluster,
     });
     await admin.register(adminPlatformEndpoints, {
       platform: deps.platform,

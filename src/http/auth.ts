@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import { hashApiKey, type KeyMode, parseApiKey } from '../domain/api-keys.ts';
+import { hashApiKey, type KeyMode, LIVE_KEY_ON_LOCAL_CHAIN, parseApiKey } from '../domain/api-keys.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
 import { type IntegrationSettings, type Owner, resolveSettings } from '../domain/integration.ts';
+import type { Cluster } from '../platform/platform.ts';
 import { AUTH_CHANGED_CHANNEL } from '../store/channels.ts';
 import type { Db } from '../store/db.ts';
 import type { IntegrationStore, KeyPrincipal } from '../store/integrations.ts';
@@ -95,5 +96,18 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
     /** Follows key and integration changes of every process; resolves to a stop function. */
     follow: (db: Pick<Db, 'listen'>, log?: { warn(obj: object, msg: string): void }) =>
       cache.follow(db, AUTH_CHANGED_CHANNEL, () => 'all', log),
+  };
+}
+
+/**
+ * Warns, once per key in this process, when a live key is used on a local chain (cluster
+ * localnet): its transfers count as live, yet move tokens of that chain alone.
+ */
+export function createLiveKeyNotice(cluster: Cluster) {
+  const warned = new Set<number>();
+  return (auth: AuthContext, log: { warn(obj: object, msg: string): void }) => {
+    if (auth.mode !== 'live' || cluster !== 'localnet' || warned.has(auth.apiKeyId)) return;
+    warned.add(auth.apiKeyId);
+    log.warn({ apiKeyId: auth.apiKeyId, integrationId: auth.integrationId }, LIVE_KEY_ON_LOCAL_CHAIN);
   };
 }

@@ -6,7 +6,7 @@ import { type AppDeps, buildApp } from '../http/app.ts';
 import { chainCheck, databaseCheck } from '../http/endpoints/health.ts';
 import { startMetricsServer } from '../http/metrics-server.ts';
 import { priorityFeePolicy } from '../platform/platform.ts';
-import { type PortClaim, portUnavailable } from '../port-check.ts';
+import { type PortClaim, type PortContext, portUnavailable } from '../port-check.ts';
 import { createPriceResolverFromConfig } from '../prices/resolver.ts';
 import { removeServiceFile, writeServiceFile } from '../service-file.ts';
 import { countOtherProcesses, databaseIdentity } from '../store/deployment.ts';
@@ -25,7 +25,7 @@ export async function apiRole(parts: ServiceParts): Promise<{ app: FastifyInstan
   progress.info({ step: 'http' }, 'Starting: the HTTP API');
   const url = await app
     .listen({ port: config.http.port, host: config.http.host })
-    .catch(listenFailure(parts.ports.http));
+    .catch(listenFailure(parts.ports.http, parts.ports.context));
   // Only now, with every port bound: a start that stopped earlier has issued no key.
   if (config.mode === 'local') await announceLocalService(parts, url);
   return { app, url };
@@ -38,15 +38,15 @@ export async function metricsRole(parts: ServiceParts): Promise<string> {
   const server = await startMetricsServer(parts.metrics, {
     port: config.metricsPort,
     host: config.http.host,
-  }).catch(listenFailure(parts.ports.metrics));
+  }).catch(listenFailure(parts.ports.metrics, parts.ports.context));
   parts.onStop(server.close);
   return server.url;
 }
 
 /** A server's listen failure as the port it concerns; any other failure as it is. */
-function listenFailure(claim: PortClaim) {
-  return (error: NodeJS.ErrnoException): never => {
-    throw error.syscall === 'listen' ? portUnavailable(claim, error) : error;
+function listenFailure(claim: PortClaim, context: PortContext) {
+  return async (error: NodeJS.ErrnoException): Promise<never> => {
+    throw error.syscall === 'listen' ? await portUnavailable(claim, error, context) : error;
   };
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const MAIN = join(ROOT, 'src', 'main.ts');
 
 export interface ServiceProcess {
   /** Where the API listens; for workers alone, where they serve their metrics. */
@@ -36,23 +37,24 @@ function serviceEnv(dataDir: string, env: Record<string, string>) {
 /**
  * Starts `node src/main.ts` as a separate process (or `npm start`, as a newcomer does, in a process
  * group of its own; with `workersOnly`, `npm run worker`'s `node src/main.ts --workers-only`) and
- * resolves once it listens.
+ * resolves once it listens. `cwd` (node only) is where it runs, which a relative DATA_DIR and the
+ * default data directory are resolved against (the repository's root unless given).
  */
 export async function startServiceProcess(
   env: Record<string, string>,
-  options: { via?: 'node' | 'npm'; workersOnly?: boolean } = {},
+  options: { via?: 'node' | 'npm'; workersOnly?: boolean; cwd?: string } = {},
 ): Promise<ServiceProcess> {
   // A DATA_DIR given by the caller outlives the process; otherwise a fresh one is removed at stop.
   const dataDir = env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'tr-process-')));
   const [command, args] =
     options.via === 'npm'
       ? ['npm', ['start', '--silent']]
-      : [process.execPath, ['src/main.ts', ...(options.workersOnly ? ['--workers-only'] : [])]];
+      : [process.execPath, [MAIN, ...(options.workersOnly ? ['--workers-only'] : [])]];
   const ready = options.workersOnly
     ? { line: 'Transfer Router workers running', url: /"pid":(\d+),.*"metrics":"(http:\/\/[^"]+)"/ }
     : { line: 'Transfer Router listening', url: /"pid":(\d+),"url":"(http:\/\/[^"]+)"/ };
   const child = spawn(command, args, {
-    cwd: ROOT,
+    cwd: options.via === 'npm' ? ROOT : (options.cwd ?? ROOT),
     env: serviceEnv(dataDir, env),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.via === 'npm',
@@ -99,9 +101,21 @@ export async function startServiceProcess(
   };
 }
 
-/** Runs `node src/main.ts` until it exits (a start that fails) and resolves with its exit code and output. */
-export function runServiceProcess(env: Record<string, string> & { DATA_DIR: string }) {
-  return collect(spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: serviceEnv(env.DATA_DIR, env) }));
+/**
+ * Runs `node src/main.ts` (or `npm start --silent`) until it exits (a start that fails) and
+ * resolves with its exit code and output; `cwd` as for {@link startServiceProcess}.
+ */
+export function runServiceProcess(
+  env: Record<string, string> & { DATA_DIR: string },
+  options: { via?: 'node' | 'npm'; cwd?: string } = {},
+) {
+  const [command, args] = options.via === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, [MAIN]];
+  return collect(
+    spawn(command, args, {
+      cwd: options.via === 'npm' ? ROOT : (options.cwd ?? ROOT),
+      env: serviceEnv(env.DATA_DIR, env),
+    }),
+  );
 }
 
 function collect(child: ChildProcess) {

@@ -33,8 +33,22 @@ describe('admin API', () => {
     assert.equal(key.statusCode, 200);
     const keyBody = key.json();
     assert.match(keyBody.key, /^mh_live_[0-9A-Za-z]{32}$/);
-    assert.deepEqual(Object.keys(keyBody).sort(), ['createdAt', 'id', 'integrationId', 'key', 'mode']);
+    assert.deepEqual(Object.keys(keyBody).sort(), [
+      'createdAt',
+      'id',
+      'integrationId',
+      'key',
+      'mode',
+      'warning',
+    ]);
     assert.equal(keyBody.mode, 'live');
+    // The test app runs on a local chain, where live mode deserves a word.
+    assert.equal(
+      keyBody.warning,
+      'a live API key on a local chain (cluster localnet): its transfers count as live in usage and rewards, yet move tokens that exist only on this chain; use test keys here, and live keys on mainnet',
+    );
+    const testKey = await admin('POST', `/admin/v1/integrations/${body.id}/keys`, { mode: 'test' });
+    assert.deepEqual(Object.keys(testKey.json()).sort(), ['createdAt', 'id', 'integrationId', 'key', 'mode']);
 
     const read = await admin('GET', `/admin/v1/integrations/${body.id}`);
     assert.equal(read.statusCode, 200);
@@ -44,6 +58,14 @@ describe('admin API', () => {
         integrationId: body.id,
         mode: 'live',
         hint: `mh_live_...${keyBody.key.slice(-4)}`,
+        createdAt: '2026-06-01T12:00:00.000Z',
+        revokedAt: null,
+      },
+      {
+        id: testKey.json().id,
+        integrationId: body.id,
+        mode: 'test',
+        hint: `mh_test_...${testKey.json().key.slice(-4)}`,
         createdAt: '2026-06-01T12:00:00.000Z',
         revokedAt: null,
       },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { apiKeyHint, generateApiKey, hashApiKey } from '../../../domain/api-keys.ts';
+import { apiKeyHint, generateApiKey, hashApiKey, LIVE_KEY_ON_LOCAL_CHAIN } from '../../../domain/api-keys.ts';
 import type { Clock } from '../../../domain/clock.ts';
 import { AppError } from '../../../domain/errors.ts';
 import {
@@ -10,6 +10,7 @@ import {
   mergeSettings,
   resolveSettings,
 } from '../../../domain/integration.ts';
+import type { Cluster } from '../../../platform/platform.ts';
 import type { ApiKeyRecord, IntegrationRecord, IntegrationStore } from '../../../store/integrations.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
 
@@ -50,6 +51,10 @@ const createdKeySchema = z.object({
   key: z.string().describe('The full API key. Shown only in this response.'),
   mode: z.enum(['test', 'live']),
   createdAt: z.iso.datetime(),
+  warning: z
+    .string()
+    .optional()
+    .describe('Present when the key is live and the service runs on a local chain (cluster localnet).'),
 });
 
 const presentIntegration = (integration: IntegrationRecord) => ({
@@ -95,6 +100,8 @@ const createKeyBody = z.object({ mode: z.enum(['test', 'live']) }).strict();
 interface IntegrationDeps {
   integrations: IntegrationStore;
   clock: Clock;
+  /** The cluster the service runs on: a live key on a local one is warned about. */
+  cluster: Cluster;
 }
 
 /** The integration with this id, or MH_016 (404). */
@@ -218,7 +225,7 @@ function registerSetIntegrationStatus(
 }
 
 /** `POST /integrations/{id}/keys`: a new API key, shown only in this response. */
-function registerCreateKey(app: FastifyInstance, { integrations, clock }: IntegrationDeps) {
+function registerCreateKey(app: FastifyInstance, { integrations, clock, cluster }: IntegrationDeps) {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/integrations/:id/keys',
     {
@@ -238,12 +245,19 @@ function registerCreateKey(app: FastifyInstance, { integrations, clock }: Integr
         hint: apiKeyHint(key),
         now: clock.now(),
       });
+      const localLive = stored.mode === 'live' && cluster === 'localnet';
+      if (localLive)
+        request.log.warn(
+          { apiKeyId: stored.id, integrationId: stored.integrationId },
+          LIVE_KEY_ON_LOCAL_CHAIN,
+        );
       return {
         id: stored.id,
         integrationId: stored.integrationId,
         key,
         mode: stored.mode,
         createdAt: stored.createdAt.toISOString(),
+        ...(localLive ? { warning: LIVE_KEY_ON_LOCAL_CHAIN } : {}),
       };
     },
   );
