@@ -103,6 +103,7 @@ export async function startService(
       chain: chain.chain,
       localRpcUrl: chain.localRpcUrl,
       localChainProfile: chain.profile,
+      onChainTimeTravel: chain.onTimeTravel,
       platform,
       platformAdmin,
       webhookSender,
@@ -229,6 +230,7 @@ async function openChain(config: Config, logger: Logger, clock: Clock, platform:
       localRpcUrl: undefined,
       profile: undefined,
       airdrop: undefined,
+      onTimeTravel: undefined,
       close: async () => {},
     };
   }
@@ -253,6 +255,7 @@ async function openChain(config: Config, logger: Logger, clock: Clock, platform:
     localRpcUrl: local.rpcUrl,
     profile: { name: profile.name, seed: profile.seed },
     airdrop: local.cheats.airdrop,
+    onTimeTravel: local.onTimeTravel,
     close: () => local.close(),
   };
 }
