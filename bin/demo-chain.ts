@@ -116,3 +116,46 @@ export async function blockTimeOf(rpc: DemoRpc, signature: string): Promise<bigi
   if (transaction?.blockTime == null) throw new Error(`the chain has no block time for ${signature}`);
   return transaction.blockTime;
 }
+
+/** What a landed transaction cost its fee payer in network fees, and how many signatures it carries. */
+export async function feeOf(
+  rpc: DemoRpc,
+  signature: string,
+): Promise<{ lamports: bigint; signatures: number }> {
+  const transaction = await rpc
+    .getTransaction(signature as Signature, {
+      commitment: 'confirmed',
+      encoding: 'json',
+      maxSupportedTransactionVersion: 0,
+    })
+    .send();
+  if (!transaction?.meta) throw new Error(`the chain has no record of ${signature}`);
+  return { lamports: transaction.meta.fee, signatures: transaction.transaction.signatures.length };
+}
+
+/** Solana Explorer's names of the public clusters, by genesis hash (mainnet-beta is its default). */
+const EXPLORER_CLUSTERS = new Map<string, string | null>([
+  ['5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d', null],
+  ['EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG', 'devnet'],
+  ['4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY', 'testnet'],
+]);
+
+/**
+ * Links into Solana Explorer for the chain at `rpcUrl`. A public cluster, told by its genesis hash,
+ * by its name; any other chain (the local one included) as Explorer's custom cluster at `rpcUrl`,
+ * which the page reads from the browser, so a chain on loopback is seen from this machine.
+ */
+export async function createExplorer(rpc: DemoRpc, rpcUrl: string) {
+  const cluster = EXPLORER_CLUSTERS.get(await rpc.getGenesisHash().send());
+  const query =
+    cluster === undefined
+      ? `?cluster=custom&customUrl=${encodeURIComponent(rpcUrl)}`
+      : cluster === null
+        ? ''
+        : `?cluster=${cluster}`;
+  return {
+    /** What the links open: the cluster's name, or the custom one's URL. */
+    cluster: cluster === undefined ? `a custom cluster at ${rpcUrl}` : (cluster ?? 'mainnet-beta'),
+    transaction: (signature: string) => `https://explorer.solana.com/tx/${signature}${query}`,
+  };
+}

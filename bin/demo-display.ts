@@ -16,12 +16,16 @@ export interface HopProgress {
   recipient: string;
 }
 
+/** The column where a field's value starts: two spaces, a label of 20, one space. */
+const VALUE_COLUMN = 23;
+
 /**
  * The demo's output. On a terminal the hops' progress is one line rewritten in place (carriage
  * return and erase-line, nothing else); piped, no control code is written: a progress line is
- * printed only when a hop completes.
+ * printed only when a hop completes. A signature is shown whole, with its explorer link (`link`)
+ * on the line below, under it.
  */
-export function createDisplay(output: Output) {
+export function createDisplay(output: Output, link: (signature: string) => string) {
   const live = output.isTTY === true;
   let progressShown = false;
   let lastHop = -1;
@@ -34,7 +38,12 @@ export function createDisplay(output: Output) {
     output.write(`${text}\n`);
   };
 
-  const field = (label: string, value: string) => line(`  ${label.padEnd(20)} ${value}`);
+  const field = (label: string, value: string) => line(`  ${label.padEnd(VALUE_COLUMN - 3)} ${value}`);
+  /** A transaction's signature, whole, then what to say of it; its explorer link below. */
+  const signature = (label: string, value: string, comment = '') => {
+    field(label, `${value}${comment && ` ${comment}`}`);
+    line(`${' '.repeat(VALUE_COLUMN)}${link(value)}`);
+  };
 
   return {
     heading(text: string) {
@@ -42,6 +51,7 @@ export function createDisplay(output: Output) {
       line(text);
     },
     field,
+    signature,
     note(text: string) {
       line(`  - ${text}`);
     },
@@ -59,9 +69,10 @@ export function createDisplay(output: Output) {
     },
     /** A hop that landed, and how late by each clock. */
     hopLanded(landing: HopLanding) {
-      field(
+      signature(
         `hop ${landing.hop} landed`,
-        `${landing.signature.slice(0, 20)}... late ${landing.chainLateSeconds} s by the chain's clock, ${seconds(landing.wallLateMs)} by the wall's`,
+        landing.signature,
+        `late ${landing.chainLateSeconds} s by the chain's clock, ${seconds(landing.wallLateMs)} by the wall's`,
       );
     },
     /** The landed hops' lateness, p50 and max. */

@@ -44,6 +44,7 @@ import {
 } from '../clients/typescript/src/index.ts';
 import { landSigned } from '../clients/typescript/src/send.ts';
 import { adminTokenPath } from '../src/bootstrap.ts';
+import { findConfigPda } from '../src/chain/router/pda.ts';
 import { ROUTER_PROGRAM_ADDRESS } from '../src/chain/router/program.ts';
 import { loadCliDefaults } from '../src/cli-defaults.ts';
 import { rawToTokens, tokensToRaw } from '../src/domain/amounts.ts';
@@ -53,9 +54,18 @@ import {
   readServiceFile,
   serviceFilePath,
 } from '../src/service-file.ts';
-import { chainNow, createDemoRpc, isProgram, readRouteSchedule, timeTravel } from './demo-chain.ts';
+import {
+  chainNow,
+  createDemoRpc,
+  createExplorer,
+  feeOf,
+  isProgram,
+  readRouteSchedule,
+  timeTravel,
+} from './demo-chain.ts';
 import { createDisplay } from './demo-display.ts';
 import { createHopLog } from './demo-hops.ts';
+import { estimateLines, lamportsText, movementLines } from './demo-sol.ts';
 
 const USAGE = `Transfer Router demo: a transfer from a fresh wallet to a fresh recipient, hop by hop
 
@@ -66,9 +76,13 @@ or any deployment on a test cluster with --url, --key and --rpc. It creates a te
 is given, funds a fresh wallet (airdrop), creates a token and mints it to the wallet (or sends
 native SOL with --sol), estimates, creates the transfer, signs and broadcasts the bundle with the
 TypeScript client (clients/typescript), follows the hops until the recipient is paid, showing
-how late after its due time each one landed, and reclaims the route's rent for the source. With
---fail the recipient closes its token account before the last hop, so the route cannot finish:
-the keeper marks it failed and the source rescues everything the route holds.
+how late after its due time each one landed, and reclaims the route's rent for the source. Every
+signature is shown whole with its Solana Explorer link (the cluster's, told by its genesis hash;
+any other chain, the local one included, as Explorer's custom cluster at its RPC URL), and the
+source's SOL is accounted for to the lamport, each fee as a fee. With --fail the recipient closes
+its token account before the last hop: the router program refuses a last hop whose destination is
+not an open token account of the recipient (WrongDestination), so the keeper marks the route
+failed and the source rescues everything the route holds.
 
 Options:
   --hops <n>          hops, 3 to 10 (default 3)
@@ -76,7 +90,8 @@ Options:
   --amount <tokens>   amount to send (default 25 tokens, or 0.5 SOL with --sol)
   --sol               send native SOL instead of a token
   --fail              show a failed route rescued (a token route: its recipient closes its token
-                      account before the last hop)
+                      account before the last hop); on the local service's chain it moves the
+                      clock as --time-travel does: a failure is not worth a minute's wait
   --url <url>         the service (default $TRANSFER_ROUTER_URL, else the local service)
   --key <key>         an API key (default $TRANSFER_ROUTER_KEY, else a new test key)
   --admin-token <t>   to create that key and show the platform's earnings (the protocol config's
@@ -88,8 +103,8 @@ Options:
                       runs the mainnet-like one
   --seed <seed>       the seed of its draws it must be running (default $LOCAL_CHAIN_SEED)
   --time-travel       on the local chain only: move its clock to each hop's due time instead of
-                      waiting for it (the tests use this; the lateness shown is then mostly the
-                      keeper noticing the jump)
+                      waiting for it (the tests use this); the local service's keeper hears of
+                      each jump at once, so a 3-hop transfer takes seconds
   -h, --help`;
 
 class UsageError extends Error {}
@@ -250,10 +265,13 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const out = createDisplay(process.stdout);
   const where = await locate(opts);
   const rpc = createDemoRpc(where.chain.rpcUrl);
   const rpcSubscriptions = createSolanaRpcSubscriptions(where.chain.rpcUrl.replace(/^http/, 'ws'));
+  const explorer = await createExplorer(rpc, where.chain.rpcUrl);
+  const out = createDisplay(process.stdout, explorer.transaction);
+  // A failure is not worth waiting for: on the local service's chain, --fail moves its clock too.
+  const travel = opts['time-travel'] || (opts.fail && where.chain.profile !== undefined);
 
   out.heading('Transfer Router demo');
   out.field('service', `${where.service.url} (${where.service.from})`);
@@ -262,6 +280,7 @@ async function run(argv: string[]): Promise<number> {
     'chain',
     `${where.chain.rpcUrl}${profile ? ` (embedded, ${describeLocalChainProfile(profile)})` : ''}`,
   );
+  out.field('explorer', `links open Solana Explorer on ${explorer.cluster}`);
   if (!(await isProgram(rpc, where.chain.programAddress))) {
     throw new UsageError(
       `no router program at ${where.chain.programAddress} on this chain: set ROUTER_PROGRAM_ID to the deployment's, or give the admin token (the service then names it)`,
@@ -284,7 +303,10 @@ async function run(argv: string[]): Promise<number> {
     onRetry: (notice) => out.note(`${notice.code}: retrying in ${Math.ceil(notice.delayMs / 1000)} s`),
   });
 
-  /** Builds and signs one transaction of the source's, and lands it as the client lands a bundle's. */
+  /**
+   * Builds and signs one transaction of the source's, lands it as the client lands a bundle's, and
+   * answers its signature.
+   */
   async function send(payer: KeyPairSigner, instructions: Instruction[]) {
     const { value: lifetime } = await rpc.getLatestBlockhash().send();
     const transaction = await pipe(
@@ -300,6 +322,7 @@ async function run(argv: string[]): Promise<number> {
       validUntil: lifetime.lastValidBlockHeight,
     };
     await landSigned(rpc, signed, { commitment: 'confirmed' });
+    return signed.signature;
   }
 
   // 1. A fresh wallet, funded on the chain, with a token of its own (or native SOL).
@@ -374,13 +397,15 @@ async function run(argv: string[]): Promise<number> {
   const estimate = await client.estimateTransfer(terms);
   out.field(
     'fees',
-    `${units(BigInt(estimate.tokens.feeRaw))} (${estimate.percentFeeBps / 100}%, tier ${estimate.tier}) + ${estimate.totalFlatFeeLamports} lamports flat`,
+    `${units(BigInt(estimate.tokens.feeRaw))} (${estimate.percentFeeBps / 100}%, tier ${estimate.tier}) + ${lamportsText(BigInt(estimate.totalFlatFeeLamports))} flat`,
   );
   out.field('recipient gets', units(BigInt(estimate.tokens.netDeliveredRaw)));
-  out.field(
-    'SOL up front',
-    `at most ${rawToTokens(BigInt(estimate.sol.requiredSolUpFrontLamports), 9)} SOL (${rawToTokens(BigInt(estimate.sol.refundableLamports), 9)} back after reclaim)`,
-  );
+  for (const [label, value] of estimateLines(
+    estimate.sol,
+    opts.sol ? `the ${units(amountRaw)} sent` : undefined,
+  )) {
+    out.field(label, value);
+  }
   const created = await client.createTransfer({
     ...terms,
     amountTokens: rawToTokens(amountRaw, decimals),
@@ -389,6 +414,7 @@ async function run(argv: string[]): Promise<number> {
     arrivalSeconds: opts.arrival,
   });
   out.field('transfer', `${created.id} (${created.status}, priced until ${created.expiresAt})`);
+  out.field('support bundle', `${created.supportBundleId} (quote it when asking about this transfer)`);
 
   // The platform's earnings: the router program settles its fees into the protocol config and the
   // config's token account of the mint.
@@ -416,6 +442,15 @@ async function run(argv: string[]): Promise<number> {
     earningsLamports: config ? await lamportsOf(config) : 0n,
   });
   const before = await balances();
+  // The estimate counts the platform's fee account for the mint (the protocol config's token
+  // account) in full; a bundle creates it only for the mint's first route.
+  const [feeAccount] = await findAssociatedTokenPda({
+    owner: (await findConfigPda(where.chain.programAddress))[0],
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+  const feeAccountExisted =
+    (await rpc.getAccountInfo(feeAccount, { encoding: 'base64' }).send()).value !== null;
 
   // 3. Prepare, sign, broadcast in order, both confirm calls: the client does it all.
   out.heading('3. Prepared, signed with the source wallet, broadcast in order');
@@ -425,10 +460,7 @@ async function run(argv: string[]): Promise<number> {
         if (event.resumed) out.note('prepared again: a fresh bundle for what is not on chain yet');
         return;
       case 'confirmed':
-        out.field(
-          `${event.group} ${event.index + 1}/${event.count}`,
-          `${event.signature.slice(0, 20)}... confirmed`,
-        );
+        out.signature(`${event.group} ${event.index + 1}/${event.count}`, event.signature, 'confirmed');
         return;
       case 'keeper_funding_reported':
         out.field('reported', `keeper funding (phase ${event.transfer.phase})`);
@@ -447,8 +479,14 @@ async function run(argv: string[]): Promise<number> {
     rpc,
     onProgress,
   });
+  const deployed = await lamportsOf(source.address);
+  /** Network fees of the source's own transactions besides the bundle and the recovery. */
+  const ownFees: { label: string; lamports: bigint; what: string }[] = [];
 
-  /** The recipient closes its empty token account, as any wallet may: the last hop cannot land. */
+  /**
+   * The recipient closes its empty token account, as any wallet may: the router program then
+   * refuses the last hop, whose destination is no longer an open token account of the recipient.
+   */
   async function closeRecipientTokenAccount() {
     const [account] = await findAssociatedTokenPda({
       owner: recipient,
@@ -456,10 +494,19 @@ async function run(argv: string[]): Promise<number> {
       tokenProgram: TOKEN_PROGRAM_ADDRESS,
     });
     // The source pays the network fee; the account's rent goes to the recipient.
-    await send(source, [
+    const signature = await send(source, [
       getCloseAccountInstruction({ account, destination: recipient, owner: recipientWallet }),
     ]);
-    out.note(`--fail: the recipient closed its token account ${account}; the last hop cannot deliver`);
+    out.note(
+      `--fail: the recipient closed its token account ${account}; the router program will refuse the last hop (WrongDestination: its destination is not an open token account of the recipient)`,
+    );
+    out.signature('closed', signature, 'confirmed (the source paid its network fee)');
+    const fee = await feeOf(rpc, signature);
+    ownFees.push({
+      label: 'closing fee',
+      lamports: fee.lamports,
+      what: `the network fee of the recipient closing its token account (${fee.signatures} signatures), paid by the source`,
+    });
   }
 
   // 4. The hops, live, each due when the route's schedule on chain says.
@@ -468,8 +515,10 @@ async function run(argv: string[]): Promise<number> {
   out.note(
     "by the wall's: from the chain's clock showing its due time to the service recording it confirmed",
   );
-  if (opts['time-travel']) {
-    out.note('with --time-travel, mostly the keeper noticing the clock jump (it looks at least every 5 s)');
+  if (travel) {
+    out.note(
+      `${opts['time-travel'] ? '--time-travel' : '--fail on the local chain'}: the demo moves the chain's clock to each hop's due time; the keeper of the local service hears of each jump at once`,
+    );
   }
   const schedule = await readRouteSchedule(rpc, where.chain.programAddress, source.address, created.id);
   const hopLog = createHopLog({ rpc, client, transferId: created.id, hops: opts.hops, schedule });
@@ -485,13 +534,17 @@ async function run(argv: string[]): Promise<number> {
         await closeRecipientTokenAccount();
       }
       let now = await chainNow(rpc);
+      let seenAt = Date.now();
       const due = schedule.dueAt(done);
-      if (opts['time-travel'] && done < opts.hops && travelledFor <= done && due > now) {
+      if (travel && done < opts.hops && travelledFor <= done && due > now) {
         travelledFor = done + 1;
+        // The clock shows the due time from some moment of the call on: the keeper, woken by the
+        // jump, may record the hop before the answer is back.
+        seenAt = Date.now();
         await timeTravel(where.chain.rpcUrl, due);
         now = due;
       }
-      hopLog.sawClock(now, Date.now());
+      hopLog.sawClock(now, seenAt);
       if (latest) for (const landing of await hopLog.landedSince(latest)) out.hopLanded(landing);
       out.progress({
         hop: done,
@@ -510,7 +563,8 @@ async function run(argv: string[]): Promise<number> {
   try {
     finished = await waitForTransfer(client, created.id, {
       until: ['completed', 'failed'],
-      pollIntervalMs: 1_500,
+      // Moving the clock, the demo waits for the service only: a hop lands moments after a jump.
+      pollIntervalMs: travel ? 250 : 1_500,
       signal: failed.signal,
       onUpdate: (transfer) => {
         latest = transfer;
@@ -538,6 +592,9 @@ async function run(argv: string[]): Promise<number> {
   if (finished.completedAt) out.field('completed at', finished.completedAt);
   if (finished.lastError)
     out.field('last error', `${finished.lastError.code}: ${finished.lastError.message}`);
+  if (finished.status === 'failed') {
+    out.field('support bundle', `${finished.supportBundleId} (quote it when asking about this failure)`);
+  }
 
   // 6. What the source gets back: everything after a failure (rescue), the rent after completion.
   const recovery = finished.status === 'completed' ? 'reclaim' : 'rescue';
@@ -550,18 +607,17 @@ async function run(argv: string[]): Promise<number> {
   );
   out.field(
     'announced',
-    `${sol(BigInt(announced ?? 0))} (and ${recovery === 'rescue' ? `the ${units(amountRaw)}` : 'no tokens'})`,
+    `${lamportsText(BigInt(announced ?? 0))} (${sol(BigInt(announced ?? 0))}; and ${recovery === 'rescue' ? `the ${units(amountRaw)}` : 'no tokens'})`,
   );
+  const recoverySignatures: string[] = [];
   const onRecoveryProgress = (event: RecoveryProgress) => {
     switch (event.kind) {
       case 'prepared':
         if (event.resumed) out.note('prepared again: a fresh bundle for what is left');
         return;
       case 'confirmed':
-        out.field(
-          `${recovery} ${event.index + 1}/${event.count}`,
-          `${event.signature.slice(0, 20)}... confirmed`,
-        );
+        recoverySignatures.push(event.signature);
+        out.signature(`${recovery} ${event.index + 1}/${event.count}`, event.signature, 'confirmed');
         return;
       case 'stale':
         out.note(
@@ -574,6 +630,7 @@ async function run(argv: string[]): Promise<number> {
         return;
     }
   };
+  const beforeRecovery = await lamportsOf(source.address);
   const recoveryOptions = {
     transferId: created.id,
     signer: source,
@@ -640,6 +697,39 @@ async function run(argv: string[]): Promise<number> {
     ],
   );
   if (!config) out.note("the platform's earnings are shown with the admin token (--admin-token)");
+
+  // The source's SOL, to the lamport: the bundle against the estimate, each fee as a fee.
+  out.heading("The source's SOL, to the lamport");
+  const recoveryFees = await Promise.all(recoverySignatures.map((signature) => feeOf(rpc, signature)));
+  const recoveryFee = recoveryFees.reduce((sum, fee) => sum + fee.lamports, 0n);
+  const tokenRent = await rpc.getMinimumBalanceForRentExemption(165n).send();
+  for (const [label, value] of movementLines({
+    estimate: {
+      upFront: BigInt(estimate.sol.requiredSolUpFrontLamports),
+      refundable: BigInt(estimate.sol.refundableLamports),
+    },
+    bundle: before.sourceSol - deployed - (opts.sol ? amountRaw : 0n),
+    unneeded: feeAccountExisted
+      ? [{ lamports: tokenRent, why: "for the platform's fee account for the mint, which existed already" }]
+      : [],
+    amount: opts.sol
+      ? {
+          lamports: amountRaw,
+          what: `the ${units(amountRaw)} sent: ${units(BigInt(estimate.tokens.netDeliveredRaw))} to the recipient, ${units(BigInt(estimate.tokens.feeRaw))} fee`,
+        }
+      : undefined,
+    ownFees,
+    recovery: {
+      kind: recovery,
+      back: after.sourceSol - beforeRecovery + recoveryFee,
+      announced: BigInt(announced ?? 0),
+      fee: recoveryFee,
+      signatures: recoveryFees.reduce((sum, fee) => sum + fee.signatures, 0),
+    },
+    change: after.sourceSol - before.sourceSol,
+  })) {
+    out.field(label, value);
+  }
   return recovered.status === (opts.fail ? 'refunded' : 'completed') ? 0 : 1;
 }
 

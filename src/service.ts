@@ -115,6 +115,7 @@ export async function startService(
       chain: chain.chain,
       localRpcUrl: chain.localRpcUrl,
       localChainProfile: chain.profile,
+      onChainTimeTravel: chain.onTimeTravel,
       platform,
       platformAdmin,
       webhookSender,
@@ -283,6 +284,7 @@ async function openChain(config: Config, logger: Logger, clock: Clock, platform:
       localRpcUrl: undefined,
       profile: undefined,
       airdrop: undefined,
+      onTimeTravel: undefined,
       close: async () => {},
     };
   }
@@ -307,6 +309,7 @@ async function openChain(config: Config, logger: Logger, clock: Clock, platform:
     localRpcUrl: local.rpcUrl,
     profile: { name: profile.name, seed: profile.seed },
     airdrop: local.cheats.airdrop,
+    onTimeTravel: local.onTimeTravel,
     close: () => local.close(),
   };
 }

@@ -46,7 +46,7 @@
 #define E_STEP_NOT_DUE 6037                 /* the step's release time has not come */
 #define E_DEADLINE_PASSED 6038              /* the route's deadline has passed */
 #define E_WRONG_SOURCE_ACCOUNT 6039         /* the step's source token account is not the fixed one or holds too little */
-#define E_WRONG_DESTINATION 6040            /* the step's destination is not the fixed next hop (or recipient wallet) */
+#define E_WRONG_DESTINATION 6040            /* the step's destination is not the fixed next hop (or recipient wallet), or not an open token account of the recipient */
 #define E_NOT_SOURCE 6041                   /* signer is not the route's source wallet */
 #define E_ROUTE_SETTLED 6042                /* a settled route cannot be rescued */
 #define E_ROUTE_NOT_RESCUABLE 6043          /* active and before its deadline */

@@ -14,7 +14,7 @@ const sol = (lamports: bigint) => {
 
 /**
  * Refuses with MH_016, naming what is short, a bundle the source cannot pay for: the tokens of the
- * route, and the lamports of every account the bundle creates, the keeper's funding, the flat
+ * route, and the lamports of every account the bundle keeps open, the keeper's funding, the flat
  * fee, the screening deposit and every transaction's fees.
  */
 export function assertAffordable(input: {
@@ -58,6 +58,13 @@ export function assertAffordable(input: {
     'transaction fees',
   );
   add(input.keeperFunding, "the keeper's funding");
+  // The wrapped-SOL account the route's creation opens, it closes again: its rent is lent for that
+  // transaction and back before the later ones pay for the orchestrator config and the step
+  // states, so it counts only for what it exceeds them by (nothing at 3 hops or more).
+  const paidAfterCreation =
+    (input.plan.orchestratorInit ? orchestratorRent : 0n) + stepRent * BigInt(input.missingSteps);
+  const lentBeyond =
+    input.wrappedAccountOpened && tokenRent > paidAfterCreation ? tokenRent - paidAfterCreation : 0n;
   add(
     (input.routeCreated ? routeRent + tokenRent : 0n) +
       tokenRent * BigInt(input.missingHops) +
@@ -65,7 +72,7 @@ export function assertAffordable(input: {
       stepRent * BigInt(input.missingSteps) +
       (input.recipientTokenCreated ? tokenRent : 0n) +
       (input.feeTokenCreated ? tokenRent : 0n) +
-      (input.wrappedAccountOpened ? tokenRent : 0n),
+      lentBeyond,
     'account rent',
   );
   if (input.routeCreated) {

@@ -10,7 +10,8 @@ const custom = (code: number) => failed({ Custom: code });
 test('a hop fails for good only on the router’s or SPL Token’s own verdict', () => {
   assert.deepEqual(classifyHopError(custom(ROUTER_ERROR_CODES.WrongDestination)), {
     kind: 'permanent',
-    reason: "WrongDestination: the step's destination is not the fixed next hop (or recipient wallet)",
+    reason:
+      "WrongDestination: the step's destination is not the fixed next hop (or recipient wallet), or not an open token account of the recipient",
   });
   assert.deepEqual(classifyHopError(custom(17)), { kind: 'permanent', reason: 'SPL Token: AccountFrozen' });
 });

@@ -33,6 +33,8 @@ export interface ServiceParts {
   localRpcUrl: string | undefined;
   /** The embedded chain's profile, when it runs. */
   localChainProfile: LocalChainProfile | undefined;
+  /** Subscribes to the embedded chain's time travels, when it runs; answers the unsubscribe function. */
+  onChainTimeTravel: ((listener: () => void) => () => void) | undefined;
   /** The router program, protocol config, platform keys and route settings. */
   platform: Platform;
   platformAdmin: PlatformAdmin;

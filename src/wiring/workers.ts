@@ -47,7 +47,18 @@ const overdueRole: WorkerRole = ({ db, chain, store, platform, clock, logger }) 
   });
 
 /** The keeper: screens routes and advances each one's next step when it falls due. */
-const keeperRole: WorkerRole = ({ config, db, chain, store, platform, clock, metrics, logger, worker }) =>
+const keeperRole: WorkerRole = ({
+  config,
+  db,
+  chain,
+  onChainTimeTravel,
+  store,
+  platform,
+  clock,
+  metrics,
+  logger,
+  worker,
+}) =>
   createKeeperWorker({
     worker,
     db,
@@ -66,6 +77,7 @@ const keeperRole: WorkerRole = ({ config, db, chain, store, platform, clock, met
       clock,
     }),
     clock,
+    ...(onChainTimeTravel ? { onClockJump: onChainTimeTravel } : {}),
     metrics,
     log: logger.child({ worker: 'keeper' }),
   });

@@ -84,8 +84,16 @@ type KeeperWorkerDeps = Omit<KeeperDeps, 'observe'> & {
    * it waiting for `confirmed`, so 100 hops due a second need some 200 in flight.
    */
   concurrency?: number;
-  /** Longest sleep, so a clock that jumps (time travel on the embedded chain) is noticed. */
+  /**
+   * Longest sleep, so a clock that jumps without a word (time travel on a local chain in another
+   * process) is noticed.
+   */
   maxSleepMs?: number;
+  /**
+   * Subscribes to the chain's clock jumps where they are announced (the embedded chain's time
+   * travel): the keeper then looks for due steps at once rather than at its next look.
+   */
+  onClockJump?: (listener: () => void) => () => void;
 };
 
 /**
@@ -121,14 +129,16 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
       onReset: signal.wake,
       log: deps.log,
     });
+    const unsubscribe = deps.onClockJump?.(signal.wake);
     try {
       while (!stopped) {
         try {
           await runOnce();
+          // News from the round shows in the next due time, read next: only a wake from now on
+          // counts, a clock jump while it is read included.
+          signal.reset();
           const ms = await untilNextWork(deps, maxSleepMs);
           if (stopped) break;
-          // News before now shows in the next due time just read: only a wake during the sleep counts.
-          signal.reset();
           await signal.sleep(ms);
         } catch (error) {
           deps.log.error({ err: error }, 'keeper round failed');
@@ -136,6 +146,7 @@ export function createKeeperWorker(deps: KeeperWorkerDeps) {
         }
       }
     } finally {
+      unsubscribe?.();
       await subscription.close();
     }
   }

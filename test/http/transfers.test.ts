@@ -13,11 +13,12 @@ const SOL_MINT = 'So11111111111111111111111111111111111111112';
 /** The default rent: (128 + data bytes) × 6,960 lamports for two years of rent exemption. */
 const rent = (bytes: number) => (128 + bytes) * 6960;
 
-/** The SOL side the estimate must show for `hops` hops, re-derived from the program's account sizes. */
 /**
- * The SOL side of a route, every item counted in full: custody, the intermediate accounts, the
- * platform's fee account for the mint, and the recipient's token account (for native SOL, whose
- * last hop unwraps, the source's wrapped-SOL account that the bundle opens and closes again); the
+ * The SOL side the estimate must show for `hops` hops, re-derived from the program's account
+ * sizes, every item counted in full: custody, the intermediate accounts, the platform's fee
+ * account for the mint, and the recipient's token account (none for native SOL, whose last hop
+ * unwraps into the recipient's wallet; nor the source's wrapped-SOL account, which the route's
+ * creation opens and closes again in one transaction); the
  * transaction fees include the keeper's margin of one more hop, which comes back. With a floor of
  * 0 the bundle pays no priority fee, but the keeper's hops have a priority budget: per hop and one
  * more, 25,000 compute units at 8 times an escalation step of 10,000 micro-lamports (2,000
@@ -26,14 +27,13 @@ const rent = (bytes: number) => (128 + bytes) * 6960;
 function expectedSol(hops: number, flatFee: number, mint: 'native' | 'spl') {
   const routeInit = rent(736) + hops * rent(72) + rent(0);
   const orchestrator = rent(56);
-  const ata = (hops + 2) * rent(165);
+  const ata = (mint === 'native' ? hops + 1 : hops + 2) * rent(165);
   // A native route's CreateRoute transaction also wraps the SOL, so it creates one hop fewer.
   const addHopsTxs = Math.ceil(Math.max(0, hops - 1 - (mint === 'native' ? 4 : 5)) / 8);
   const signatures = 1 + (1 + addHopsTxs + (hops - 1)) + 1 + 1 + hops + 1;
   const hopBudget = (hops + 1) * 2_000;
   const required = routeInit + orchestrator + ata + signatures * 5000 + hopBudget + flatFee;
-  const refundable =
-    routeInit + orchestrator + (mint === 'native' ? hops + 1 : hops) * rent(165) + 5000 + hopBudget;
+  const refundable = routeInit + orchestrator + hops * rent(165) + 5000 + hopBudget;
   return {
     requiredSolUpFrontLamports: required,
     breakdown: {

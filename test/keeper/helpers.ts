@@ -40,6 +40,10 @@ export function keeperWorker(
     store?: HopStore;
     transfers?: Pick<TransferStore, 'markRecoverable'>;
     concurrency?: number;
+    /** The longest it sleeps between rounds (default: the worker's). */
+    maxSleepMs?: number;
+    /** Where it hears of the chain's clock jumps (default: nowhere). */
+    onClockJump?: (listener: () => void) => () => void;
     /** The worker process it runs in (default: the test app's). */
     worker?: string;
   } = {},
@@ -69,6 +73,8 @@ export function keeperWorker(
     clock: t.clock,
     pollMs: 5,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
+    ...(options.onClockJump ? { onClockJump: options.onClockJump } : {}),
     metrics,
     log: pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) }),
   });

@@ -132,7 +132,7 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
         BigInt(route.estimate.sol.requiredSolUpFrontLamports) - (feeAccountExisted ? tokenRent : 0n);
       if (native) {
         // The wrapped-SOL account the bundle opened was closed again within the deployment.
-        assert.equal(spent, required + amount - tokenRent);
+        assert.equal(spent, required + amount);
         assert.equal(
           await tokens(route.source.address, route.mint),
           0n,
@@ -161,6 +161,48 @@ describe('deploying a route: prepare, broadcast, confirm-broadcast', () => {
       assert.equal(again.preparedTxs.resume.nothingToDo, true);
     });
   }
+
+  test('native SOL: a source holding the estimate’s up-front figure and the amount deploys and is left with nothing; a lamport less is MH_016', async () => {
+    const tokenRent = BigInt(await t.chain.chain.getMinimumBalanceForRentExemption(165));
+    for (const short of [1n, 0n]) {
+      const source = await generateKeyPairSigner();
+      const recipient = (await generateKeyPairSigner()).address;
+      const terms = { tokenMint: SOL_MINT as Address, amountRaw: '2000000000', hops: 3 };
+      const estimate = (await caller.post('/api/v1/transfers/estimate', terms)).json();
+      // The estimate counts the platform's fee account for the mint in full; after the first native
+      // route it exists. It counts no wrapped-SOL account: the bundle opens and closes one within
+      // the route's creation.
+      const [feeAccount] = await findAssociatedTokenPda({
+        owner: t.platform.configAddress,
+        mint: SOL_MINT as Address,
+        tokenProgram: TOKEN_PROGRAM_ADDRESS,
+      });
+      const feeAccountExists = (await t.chain.chain.getAccount(feeAccount)) !== null;
+      const needed =
+        BigInt(estimate.sol.requiredSolUpFrontLamports) +
+        2_000_000_000n -
+        (feeAccountExists ? tokenRent : 0n);
+      await t.chain.cheats.airdrop(source.address, needed - short);
+      const created = await caller.post('/api/v1/transfers', {
+        ...terms,
+        amountTokens: '2',
+        sourceOwner: source.address,
+        recipientWallet: recipient,
+      });
+      assert.equal(created.statusCode, 200, created.body);
+      const route: Route = { source, recipient, mint: terms.tokenMint, transfer: created.json(), estimate };
+      if (short > 0n) {
+        const refused = await caller.post(`/api/v1/transfers/${route.transfer.id}/prepare`);
+        assert.equal(refused.statusCode, 400, refused.body);
+        assert.equal(refused.json().error.code, 'MH_016');
+        assert.match(refused.json().error.message, /add at least 1 lamports/);
+        continue;
+      }
+      const { final } = await deploy(route);
+      assert.equal(final.status, 'processing');
+      assert.equal(await lamports(source.address), 0n, 'every lamport the estimate counted was needed');
+    }
+  });
 
   test('an interrupted broadcast resumes through prepare: fresh blockhash, groups on chain dropped, nothing to do at the end', async () => {
     for (const through of ['keeperFunding', 'routeInit', 'orchestratorInit'] as const) {

@@ -105,8 +105,7 @@ export async function tokensOf(t: Pick<TestApp, 'chain'>, owner: Address, mint: 
 /**
  * The lamports the source spends deploying a route, from the estimate: it counts the platform's
  * fee account for the mint in full, but only the first route of a mint has its bundle create it;
- * a native route also moves the amount, and the wrapped-SOL account its bundle opens is closed
- * again within the deployment. Read before the deployment.
+ * a native route also moves the amount. Read before the deployment.
  */
 export async function expectedLamportsSpent(t: Pick<TestApp, 'chain' | 'platform'>, quoted: Quoted) {
   const [feeAccount] = await findAssociatedTokenPda({
@@ -118,7 +117,7 @@ export async function expectedLamportsSpent(t: Pick<TestApp, 'chain' | 'platform
   const tokenRent = BigInt(await t.chain.chain.getMinimumBalanceForRentExemption(165));
   const required =
     BigInt(quoted.estimate.sol.requiredSolUpFrontLamports) - (feeAccountExists ? tokenRent : 0n);
-  return quoted.mint === SOL_MINT ? required + quoted.amountRaw - tokenRent : required;
+  return quoted.mint === SOL_MINT ? required + quoted.amountRaw : required;
 }
 
 /** The types of a transfer's events in the outbox, in order. */

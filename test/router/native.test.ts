@@ -335,12 +335,11 @@ for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
           ? tokenAccountRent(env, routeTokenAccounts)
           : [...routeTokenAccounts, env.tokens.recipient].reduce((total, a) => total + env.lamports(a), 0n);
         // The estimate also counts, in full, the platform fee account the service's bundle creates
-        // for a new mint and, on the native mint, the wrapped-SOL account it opens for the source
-        // and closes within the deployment (the deployment tests of the API check both).
-        const bundleAccounts = native ? 2n : 1n;
+        // for a new mint (the deployment tests of the API check it); on the native mint not the
+        // wrapped-SOL account the bundle opens for the source and closes in the same transaction.
         assert.equal(
           estimate.breakdown.ataRentLamports,
-          paidTokenRent + bundleAccounts * rent(env, 165),
+          paidTokenRent + rent(env, 165),
           `token account rent (native: ${native})`,
         );
         assert.equal(env.exists(env.tokens.recipient), !native);
@@ -348,15 +347,10 @@ for (const { variant, tokenProgram, label } of ROUTER_TARGETS) {
         for (let i = 0; i < 4; i++) await execute(env, fixture, i);
         const reclaimed = await recover(env, fixture, 'reclaim');
         // The estimate counts the keeper's rent-exempt minimum and its margin of one hop's fee as
-        // refundable (the reclaim sweeps whatever the keeper has left), and on the native mint the
-        // wrapped-SOL account that comes back within the deployment.
+        // refundable (the reclaim sweeps whatever the keeper has left): what the reclaim returns.
         assert.equal(
           estimate.refundableLamports,
-          reclaimed.lamports -
-            reclaimed.keeperLamports +
-            rent(env, 0) +
-            5000n +
-            (native ? rent(env, 165) : 0n),
+          reclaimed.lamports - reclaimed.keeperLamports + rent(env, 0) + 5000n,
           `refundable lamports (native: ${native})`,
         );
       }

@@ -129,6 +129,7 @@ export function createLedger(options: LedgerOptions) {
   });
   const priorityFees = createPriorityFees(history, (slot) => cluster?.rateAt(slot) ?? 0n);
   const listeners = new Set<TransactionListener>();
+  const travellers = new Set<(chainTimeMs: number) => void>();
   // Write-behind saving: what changed since the last exportState.
   let dirty = !meta;
   let unsaved: TxRecord[] = [];
@@ -368,7 +369,17 @@ export function createLedger(options: LedgerOptions) {
     timeTravel(target: TimeTravelTarget): EpochInfo {
       slots.sync();
       cheats.timeTravel(target);
-      return epochInfo();
+      const info = epochInfo();
+      for (const listener of travellers) listener(slots.chainNowMs());
+      return info;
+    },
+    /**
+     * Calls `listener` with the chain's new time (Unix ms) after each time travel, by the cheat
+     * method or in process; returns the unsubscribe function.
+     */
+    onTimeTravel(listener: (chainTimeMs: number) => void): () => void {
+      travellers.add(listener);
+      return () => travellers.delete(listener);
     },
 
     /** Calls `listener` with each new slot; returns the unsubscribe function. */

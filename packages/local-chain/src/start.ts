@@ -109,6 +109,12 @@ export interface LocalChain {
   wsUrl: string;
   /** The underlying ledger (for the endpoint's own tests and tools). */
   ledger: Ledger;
+  /**
+   * Calls `listener` with the chain's new time (Unix ms) after each time travel, by the
+   * `surfnet_timeTravel` method or `cheats.timeTravel`, so a process sharing the chain's can act on
+   * a jump at once instead of noticing it at its next look; returns the unsubscribe function.
+   */
+  onTimeTravel(listener: (chainTimeMs: number) => void): () => void;
   /** Saves pending state now. */
   flush(): Promise<void>;
   /** Stops serving and ticking, saves everything, releases the data directory. */
@@ -239,6 +245,7 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
     // The front passes WebSocket connections through to the chain's own endpoint.
     wsUrl: front ? front.url.replace(/^http/, 'ws') : endpoint.wsUrl,
     ledger,
+    onTimeTravel: ledger.onTimeTravel,
     flush: () => persistence?.flush() ?? Promise.resolve(),
     close() {
       closing ??= (async () => {

@@ -740,6 +740,19 @@ describe('transactions', () => {
       Math.floor(midSlot / 1000),
     );
   });
+
+  test('a time travel is announced to onTimeTravel listeners, by the method or in process; a refused one is not', async () => {
+    const heard: number[] = [];
+    const unsubscribe = local.onTimeTravel((chainTimeMs) => heard.push(chainTimeMs));
+    const byMethod = local.ledger.chainTimeMs() + 60_000;
+    await call('surfnet_timeTravel', [{ absoluteTimestamp: byMethod }]);
+    await callError('surfnet_timeTravel', [{ absoluteTimestamp: byMethod - 1 }]);
+    const inProcess = byMethod + 60_000;
+    await local.cheats.timeTravel({ absoluteTimestamp: inProcess });
+    unsubscribe();
+    await local.cheats.timeTravel({ absoluteTimestamp: inProcess + 60_000 });
+    assert.deepEqual(heard, [byMethod, inProcess]);
+  });
 });
 
 describe('blocks and history', () => {

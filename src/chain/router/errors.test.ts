@@ -55,7 +55,7 @@ test('codes and names map both ways, and kit custom errors are recognised', () =
 test('a failure is described by the router’s name and meaning, or as SPL Token’s error', () => {
   assert.equal(
     describeRouterFailure(6040),
-    "WrongDestination: the step's destination is not the fixed next hop (or recipient wallet)",
+    "WrongDestination: the step's destination is not the fixed next hop (or recipient wallet), or not an open token account of the recipient",
   );
   assert.equal(describeRouterFailure(17), 'SPL Token: AccountFrozen');
   assert.equal(describeRouterFailure(1), 'SPL Token: InsufficientFunds');

@@ -61,7 +61,8 @@ export const ROUTER_ERRORS = {
   },
   6040: {
     name: 'WrongDestination',
-    message: "the step's destination is not the fixed next hop (or recipient wallet)",
+    message:
+      "the step's destination is not the fixed next hop (or recipient wallet), or not an open token account of the recipient",
   },
   6041: { name: 'NotSource', message: "signer is not the route's source wallet" },
   6042: { name: 'RouteSettled', message: 'a settled route cannot be rescued' },

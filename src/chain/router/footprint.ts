@@ -38,9 +38,11 @@ export const COMPUTE_UNIT_LIMITS = {
  * which of them come back, the signatures of the bundle and of the keeper's hops, plus the one
  * hop's worth the keeper is funded with as a margin, and the compute units of the bundle (the
  * keeper's are paid from its fee budget, src/domain/priority-fees.ts). A `native` route (on the
- * native mint) delivers SOL to the recipient's wallet, so it has no recipient token account; its
- * bundle opens a wrapped-SOL account for the source and closes it again once the route took the
- * SOL.
+ * native mint) delivers SOL to the recipient's wallet, so it has no recipient token account. Its
+ * bundle may open a wrapped-SOL account for the source, but closes it again in the same
+ * transaction, the route's creation: that rent is lent for one transaction and back before the
+ * orchestrator and step accounts that later transactions pay for (more than it, at 3 hops or
+ * more), so it neither costs the source anything nor adds to the most it must hold.
  */
 export function routeFootprint(input: { hops: number; native: boolean }) {
   const { hops } = input;
@@ -54,19 +56,17 @@ export function routeFootprint(input: { hops: number; native: boolean }) {
     routeInitAccountSizes: [ROUTE_ACCOUNT_SIZE, ...Array<number>(hops).fill(STEP_ACCOUNT_SIZE), 0],
     orchestratorAccountSize: ORCHESTRATOR_ACCOUNT_SIZE,
     /**
-     * Custody, the intermediate accounts, the platform's fee account for the mint (the config's), and the
-     * recipient's associated token account (on a native route, the source's wrapped-SOL account
-     * instead).
+     * Custody, the intermediate accounts, the platform's fee account for the mint (the config's),
+     * and on an SPL route the recipient's associated token account.
      */
-    tokenAccounts: hops + 2,
+    tokenAccounts: input.native ? hops + 1 : hops + 2,
     tokenAccountSize: TOKEN_ACCOUNT_SIZE,
     /**
-     * Token accounts whose rent returns to the source: custody and the intermediate accounts after
-     * settlement (a native route's last intermediate account is closed at settlement and its rent
-     * returns with the route account), and a native route's wrapped-SOL account within its
-     * deployment. Never the recipient's or the platform's.
+     * Token accounts whose rent returns to the source with reclaim: custody and the intermediate
+     * accounts after settlement (a native route's last intermediate account is closed at settlement
+     * and its rent returns with the route account). Never the recipient's or the platform's.
      */
-    refundableTokenAccounts: input.native ? hops + 1 : hops,
+    refundableTokenAccounts: hops,
     /**
      * Signatures: keeper funding, route init (source + one per intermediate account), orchestrator,
      * session, hops, and the keeper's margin of one more hop.
