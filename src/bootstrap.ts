@@ -81,6 +81,7 @@ export function firstKeyBanner(key: string, created: boolean, base: string): str
     `  ${key}`,
     'Try it:',
     `  curl -s -X POST ${base}/api/v1/transfers/estimate -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"tokenMint":"So11111111111111111111111111111111111111112","amountRaw":"1000000000","hops":3}'`,
+    `Or sign in with it to the console: ${base}/dashboard`,
     '',
     '',
   ].join('\n');

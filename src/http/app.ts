@@ -22,6 +22,7 @@ import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
 import { type AuthContext, createAuthenticator, createLiveKeyNotice } from './auth.ts';
+import { consolePlugin } from './console/index.ts';
 import { adminIntegrationEndpoints } from './endpoints/admin/integrations.ts';
 import { adminPlatformEndpoints } from './endpoints/admin/platform.ts';
 import { adminRewardEndpoints } from './endpoints/admin/rewards.ts';
@@ -88,7 +89,7 @@ export interface AppDeps {
   metricsRegistry?: Registry;
 }
 
-/** Builds the Fastify app: API under /api/v1, admin under /admin/v1, docs, health and metrics. */
+/** Builds the Fastify app: API under /api/v1, console under /dashboard, admin under /admin/v1, docs, health and metrics. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Requests the router refuses are answered before any hook runs, so they are recorded (metrics,
   // log line) through the recorder the configured app hands back.
@@ -150,7 +151,7 @@ function createFastify(deps: AppDeps, recordRefusal: ResponseRecorder) {
 /**
  * Sets the app up, in the order Fastify applies it: how input is validated and parsed and errors
  * answered; which requests are admitted; how answers are recorded; the API reference, health, the
- * caller's authentication, then the public API and (with an admin token) the admin API.
+ * caller's authentication, then the public API, the console and (with an admin token) the admin API.
  */
 async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseRecorder> {
   app.setValidatorCompiler(validatorCompiler);
@@ -164,6 +165,16 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
   await app.register(healthEndpoints, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
   const authenticator = await registerAuthentication(app, deps);
   await app.register(publicApi(deps, authenticator), { prefix: '/api/v1' });
+  await app.register(
+    consolePlugin({
+      store: deps.store,
+      authenticateKey: authenticator.authenticateKey,
+      chain: deps.chain,
+      platform: deps.platform,
+      clock: deps.clock,
+    }),
+    { prefix: '/dashboard' },
+  );
   const adminToken = deps.config.adminToken;
   if (adminToken) await app.register(adminApi(deps, adminToken), { prefix: '/admin/v1' });
   return recordResponse;
@@ -217,7 +228,7 @@ function registerResponseRecording(app: FastifyInstance, deps: AppDeps): Respons
         route: request.routeOptions.url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
-        integrationId: request.auth?.integrationId,
+        integrationId: request.auth?.integrationId ?? request.consoleCaller?.auth.integrationId,
       },
       'request',
     );

@@ -38,6 +38,35 @@ function presentedKey(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
+/** The caller's context for a key's principal. */
+function contextOf(principal: KeyPrincipal): AuthContext {
+  return {
+    apiKeyId: principal.keyId,
+    owner: { integrationId: principal.integrationId, mode: principal.mode },
+    integrationId: principal.integrationId,
+    mode: principal.mode,
+    isTest: principal.mode === 'test',
+    settings: resolveSettings(principal.settings),
+  };
+}
+
+/** Refuses a key that may no longer be used: MH_002 when revoked, MH_003 when its integration is suspended. */
+function assertUsable(principal: Pick<KeyPrincipal, 'revoked' | 'integrationStatus'>): void {
+  if (principal.revoked) throw new AppError('MH_002', 'This API key has been revoked. Use an active key.');
+  if (principal.integrationStatus === 'suspended') {
+    throw new AppError('MH_003', 'This integration is suspended. Contact support to restore access.');
+  }
+}
+
+/**
+ * The context of a key already identified (a console session names its key): the same checks as
+ * a presented key's, so a revoked key or a suspended integration is refused alike.
+ */
+export function admitPrincipal(principal: KeyPrincipal): AuthContext {
+  assertUsable(principal);
+  return contextOf(principal);
+}
+
 /**
  * Resolves API keys to principals with a short cache, so the hot path does not read the
  * database on every request. Every process drops its cache when any key or integration changes
@@ -56,15 +85,22 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
   async function resolve(key: string) {
     const principal = await deps.integrations.findPrincipal(hashApiKey(key));
     if (!principal) return null;
-    const context: AuthContext = {
-      apiKeyId: principal.keyId,
-      owner: { integrationId: principal.integrationId, mode: principal.mode },
-      integrationId: principal.integrationId,
-      mode: principal.mode,
-      isTest: principal.mode === 'test',
-      settings: resolveSettings(principal.settings),
-    };
-    return { principal, context };
+    return { principal, context: contextOf(principal) };
+  }
+
+  /** The context of a key as presented (API header or console sign-in), or MH_001, MH_002 or MH_003. */
+  async function authenticateKey(key: string): Promise<AuthContext> {
+    const mode = parseApiKey(key);
+    const found = mode ? await cache.read(key, () => resolve(key)) : null;
+    const principal = found?.principal;
+    if (!found || !principal || principal.mode !== mode) {
+      throw new AppError(
+        'MH_001',
+        'Invalid API key. Check that the key is complete and belongs to this environment.',
+      );
+    }
+    assertUsable(principal);
+    return found.context;
   }
 
   return {
@@ -77,22 +113,9 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
           'Missing API key. Send it in the `x-api-key` header or as `Authorization: Bearer <key>`.',
         );
       }
-      const mode = parseApiKey(key);
-      const found = mode ? await cache.read(key, () => resolve(key)) : null;
-      const principal = found?.principal;
-      if (!found || !principal || principal.mode !== mode) {
-        throw new AppError(
-          'MH_001',
-          'Invalid API key. Check that the key is complete and belongs to this environment.',
-        );
-      }
-      if (principal.revoked)
-        throw new AppError('MH_002', 'This API key has been revoked. Use an active key.');
-      if (principal.integrationStatus === 'suspended') {
-        throw new AppError('MH_003', 'This integration is suspended. Contact support to restore access.');
-      }
-      return found.context;
+      return authenticateKey(key);
     },
+    authenticateKey,
     /** Follows key and integration changes of every process; resolves to a stop function. */
     follow: (db: Pick<Db, 'listen'>, log?: { warn(obj: object, msg: string): void }) =>
       cache.follow(db, AUTH_CHANGED_CHANNEL, () => 'all', log),

@@ -1,3 +1,4 @@
+import { createConsoleSessionStore } from './console-sessions.ts';
 import type { Db } from './db.ts';
 import { createDeliveryStore } from './deliveries.ts';
 import { createDeploymentStore } from './deployments.ts';
@@ -18,6 +19,7 @@ const IDEMPOTENCY_LOCK_TIMEOUT_MS = 120_000;
 export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets: SecretBox }) {
   return {
     integrations: createIntegrationStore(db),
+    consoleSessions: createConsoleSessionStore(db),
     retention: createRetentionStore(db),
     transfers: createTransferStore(db),
     deployments: createDeploymentStore(db, options.secrets),

@@ -218,23 +218,33 @@ function revokeKey(db: Db, id: number, now: Date): Promise<ApiKeyRecord | null> 
   });
 }
 
+/** The columns {@link toKeyPrincipal} maps, over `api_keys k JOIN integrations i`. */
+export const KEY_PRINCIPAL_COLUMNS =
+  'k.id AS key_id, k.mode, k.revoked_at, i.id AS integration_id, i.status, i.settings';
+
+/** A row of {@link KEY_PRINCIPAL_COLUMNS}. */
+export type KeyPrincipalRow = {
+  key_id: string;
+  mode: KeyMode;
+  revoked_at: Date | null;
+  integration_id: string;
+  status: IntegrationStatus;
+  settings: IntegrationSettingsInput;
+};
+
 /** Resolves a key hash to its integration, or null when no such key exists. */
 async function findPrincipal(db: Db, hash: Buffer): Promise<KeyPrincipal | null> {
-  const { rows } = await db.query<{
-    key_id: string;
-    mode: KeyMode;
-    revoked_at: Date | null;
-    integration_id: string;
-    status: IntegrationStatus;
-    settings: IntegrationSettingsInput;
-  }>(
-    `SELECT k.id AS key_id, k.mode, k.revoked_at, i.id AS integration_id, i.status, i.settings
+  const { rows } = await db.query<KeyPrincipalRow>(
+    `SELECT ${KEY_PRINCIPAL_COLUMNS}
        FROM api_keys k JOIN integrations i ON i.id = k.integration_id
       WHERE k.key_hash = $1`,
     [hash],
   );
-  const row = rows[0];
-  if (!row) return null;
+  return rows[0] ? toKeyPrincipal(rows[0]) : null;
+}
+
+/** Maps a row of {@link KEY_PRINCIPAL_COLUMNS}. */
+export function toKeyPrincipal(row: KeyPrincipalRow): KeyPrincipal {
   return {
     keyId: Number(row.key_id),
     mode: row.mode,

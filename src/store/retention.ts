@@ -2,8 +2,8 @@ import type { Db } from './db.ts';
 
 /**
  * Deletion of what the service keeps only for a while: idempotency records past their lifetime,
- * events past the retention window with their deliveries and delivery attempts, and worker
- * processes long silent. Each call
+ * events past the retention window with their deliveries and delivery attempts, worker
+ * processes long silent, and console sessions that ended. Each call
  * deletes at most `limit` rows of its kind, oldest first, so that no statement runs long.
  */
 export function createRetentionStore(db: Db) {
@@ -53,6 +53,16 @@ export function createRetentionStore(db: Db) {
     async deleteSilentWorkers() {
       const { rowCount } = await db.query(
         `DELETE FROM worker_processes WHERE seen_at < clock_timestamp() - interval '1 day'`,
+      );
+      return rowCount;
+    },
+
+    /** Deletes console sessions that ended before `now`; returns how many. */
+    async deleteEndedConsoleSessions(now: Date, limit: number) {
+      const { rowCount } = await db.query(
+        `DELETE FROM console_sessions WHERE token_hash IN (
+           SELECT token_hash FROM console_sessions WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
+        [now, limit],
       );
       return rowCount;
     },

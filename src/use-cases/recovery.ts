@@ -84,6 +84,23 @@ export async function withCurrentRecovery(
 }
 
 /**
+ * {@link withCurrentRecovery} for a read that must answer even when the chain cannot: the stored
+ * figures then, after `onChainFailure` is told why.
+ */
+export async function withCurrentRecoveryOrStored(
+  deps: { chain: AccountReader & ClockReader; programAddress: Address },
+  transfer: Transfer,
+  onChainFailure: (error: unknown) => void,
+): Promise<Transfer> {
+  try {
+    return await withCurrentRecovery(deps, transfer);
+  } catch (error) {
+    onChainFailure(error);
+    return transfer;
+  }
+}
+
+/**
  * For each signature, the index of the bundle transaction whose message the source signed with
  * it, or -1: a signature proves which message it signs, so a confirm can tell a transaction of the
  * latest bundle from any other (another transfer's, an earlier bundle's) before asking the chain.

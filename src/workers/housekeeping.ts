@@ -6,7 +6,7 @@ import { runPeriodically } from './periodic.ts';
 /**
  * Keeps the tables that only hold recent history from growing without bound: idempotency records
  * after their lifetime, events (with deliveries and attempts) after the retention window, worker
- * processes silent for a day. Safe in
+ * processes silent for a day, console sessions that ended. Safe in
  * several processes at once: deletes of the same rows simply find less to do.
  */
 export function createHousekeepingWorker(deps: {
@@ -44,6 +44,7 @@ export function createHousekeepingWorker(deps: {
       events: await drain(() => deps.retention.deleteEvents(eventsBefore, batchSize)),
       testAttempts: await drain(() => deps.retention.deleteTestAttempts(eventsBefore, batchSize)),
       silentWorkers: await deps.retention.deleteSilentWorkers(),
+      consoleSessions: await drain(() => deps.retention.deleteEndedConsoleSessions(new Date(now), batchSize)),
     };
     if (Object.values(deleted).some((count) => count > 0)) deps.log.info(deleted, 'housekeeping');
     return deleted;

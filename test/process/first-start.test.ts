@@ -67,6 +67,19 @@ test("a newcomer's first `npm start`: embedded stores, a generated admin token, 
       assert.ok(
         printed.includes(`curl -s -X POST ${first.url}/api/v1/transfers/estimate -H 'x-api-key: ${key}'`),
       );
+      assert.ok(printed.includes(`Or sign in with it to the console: ${first.url}/dashboard`));
+      // The console, on the embedded database: the key opens a session, the session shows the list.
+      const signedIn = await fetch(`${first.url}/dashboard/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { origin: first.url, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ apiKey: key }),
+      });
+      assert.equal(signedIn.status, 303);
+      const cookie = signedIn.headers.get('set-cookie')?.split(';')[0] ?? '';
+      const list = await fetch(`${first.url}/dashboard/transfers`, { headers: { cookie } });
+      assert.equal(list.status, 200);
+      assert.match(await list.text(), /<span class="integration" title="Integration">local<\/span>/);
 
       const token = await stat(join(dataDir, 'admin-token'));
       assert.equal(token.mode & 0o777, 0o600);

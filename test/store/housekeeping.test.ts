@@ -18,7 +18,7 @@ const housekeeping = (t: TestApp, batchSize: number) =>
     batchSize,
   });
 
-test('housekeeping deletes expired idempotency records and old events with their deliveries, and keeps the rest', async () => {
+test('housekeeping deletes expired idempotency records, old events with their deliveries and ended console sessions, and keeps the rest', async () => {
   const t = await createTestApp();
   const receiver = await startReceiver();
   try {
@@ -39,10 +39,32 @@ test('housekeeping deletes expired idempotency records and old events with their
               (gen_random_uuid(), 'away:2', clock_timestamp() - interval '23 hours')`,
     );
 
+    // Console sessions: one that ended a second ago, one that ends in a second.
+    const now = t.clock.now().getTime();
+    for (const [token, endsIn] of [
+      ['ended', -1000],
+      ['open', 1000],
+    ] as const) {
+      await t.store.consoleSessions.open({
+        tokenHash: Buffer.from(token),
+        apiKeyId: caller.keyId,
+        now: new Date(now - 3600_000),
+        expiresAt: new Date(now + endsIn),
+      });
+    }
+
     const worker = housekeeping(t, 1);
     const deleted = await worker.runOnce();
     assert.equal(deleted.events, 1);
     assert.equal(deleted.silentWorkers, 1);
+    assert.equal(deleted.consoleSessions, 1);
+    assert.deepEqual(
+      (await t.database.db.query<{ token_hash: Buffer }>('SELECT token_hash FROM console_sessions')).rows.map(
+        (row) => Buffer.from(row.token_hash).toString(),
+      ),
+      ['open'],
+      'a session still open is kept',
+    );
     assert.ok(deleted.idempotencyRecords >= 2, 'the old create and the endpoint registration');
 
     const count = async (sql: string) => (await t.database.db.query<{ n: number }>(sql)).rows[0]!.n;
@@ -69,6 +91,7 @@ test('housekeeping deletes expired idempotency records and old events with their
       events: 0,
       testAttempts: 0,
       silentWorkers: 0,
+      consoleSessions: 0,
     });
   } finally {
     await receiver.close();

@@ -8,7 +8,7 @@ import type { Owner } from '../../../domain/integration.ts';
 import type { Transfer } from '../../../domain/transfer.ts';
 import { transferView } from '../../../domain/transfer-view.ts';
 import type { TransferStore } from '../../../store/transfers.ts';
-import { withCurrentRecovery } from '../../../use-cases/recovery.ts';
+import { withCurrentRecoveryOrStored } from '../../../use-cases/recovery.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
 import { transferSchema } from '../../schemas/transfers.ts';
@@ -23,14 +23,10 @@ export async function getTransferEndpoints(
 ) {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // The stored figures answer when the chain cannot.
-  const current = async (request: FastifyRequest, transfer: Transfer) => {
-    try {
-      return await withCurrentRecovery(deps, transfer);
-    } catch (error) {
-      request.log.warn({ err: error, transferId: transfer.id }, 'reading the recovery figures failed');
-      return transfer;
-    }
-  };
+  const current = (request: FastifyRequest, transfer: Transfer) =>
+    withCurrentRecoveryOrStored(deps, transfer, (error) =>
+      request.log.warn({ err: error, transferId: transfer.id }, 'reading the recovery figures failed'),
+    );
 
   routes.get(
     '/transfers/:transferId',

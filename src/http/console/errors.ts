@@ -1,0 +1,40 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { toAppError } from '../errors.ts';
+import { pageData } from './layout.ts';
+
+/**
+ * The console answers its errors with pages, not the API's JSON envelope: the same mapping of
+ * errors to codes and statuses (src/http/errors.ts), a message in words and the request id to
+ * quote to support. Internal failures are logged and never shown.
+ */
+export function registerConsoleErrors(app: FastifyInstance) {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error, request);
+    if (appError.code === 'MH_090' || appError.code === 'MH_091') {
+      request.log.error({ err: appError.cause ?? error, code: appError.code }, 'console request failed');
+    }
+    for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
+    const message =
+      appError.code === 'MH_090'
+        ? 'Something went wrong on our side. Try again; if it keeps happening, contact support.'
+        : appError.message;
+    return errorPage(request, reply, appError.status, { title: 'Something went wrong', message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    errorPage(request, reply, 404, {
+      title: 'Not found',
+      message: 'There is no such page in the console.',
+    }),
+  );
+}
+
+/** An error page with the request id, signed in or not. */
+export function errorPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  content: { title: string; message: string },
+) {
+  const caller = (request as Partial<Pick<FastifyRequest, 'consoleCaller'>>).consoleCaller ?? null;
+  return reply.code(status).view('error', pageData(caller, { ...content, requestId: request.id }));
+}

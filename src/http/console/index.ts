@@ -1,0 +1,133 @@
+import { join } from 'node:path';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import fastifyView from '@fastify/view';
+import type { Address } from '@solana/kit';
+import { Eta } from 'eta';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../domain/clock.ts';
+import type { Cluster } from '../../platform/platform.ts';
+import type { Store } from '../../store/index.ts';
+import type { AuthContext } from '../auth.ts';
+import { errorPage, registerConsoleErrors } from './errors.ts';
+import { HTMX_DIR, HTMX_PREFIX } from './layout.ts';
+import { isRefresh } from './live.ts';
+import { createConsoleSessions, isSameOrigin, signInLocation } from './session.ts';
+import { signInPages } from './sign-in.ts';
+import { createTransferDetails, type DetailsChain } from './transfer-details.ts';
+import { transferListPage } from './transfer-list-page.ts';
+import { transferPage } from './transfer-page.ts';
+
+/** What the console needs: the store functions and use cases the API calls, and the key check. */
+export interface ConsoleDeps {
+  store: Pick<Store, 'transfers' | 'deliveries' | 'consoleSessions'>;
+  /** The API's own check of a presented key (src/http/auth.ts). */
+  authenticateKey(key: string): Promise<AuthContext>;
+  chain: DetailsChain;
+  platform: { cluster: Cluster; programAddress: Address };
+  clock: Clock;
+}
+
+const HERE = import.meta.dirname;
+
+/**
+ * The integrator's console under /dashboard: server-rendered pages (Eta templates, escaped by
+ * default), a session cookie opened with an API key, htmx for live refresh. Its parsers, cookies,
+ * headers and error pages stay inside this scope; the API's are untouched.
+ */
+export function consolePlugin(deps: ConsoleDeps) {
+  return async (app: FastifyInstance) => {
+    // Pages for people, not operations of the API reference.
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    await registerPlumbing(app);
+    registerConsoleErrors(app);
+    const sessions = createConsoleSessions({ sessions: deps.store.consoleSessions, clock: deps.clock });
+    // Every form posts back to the console itself; anything else is refused before it runs.
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.method === 'POST' && !isSameOrigin(request)) {
+        return errorPage(request, reply, 403, { title: 'Refused', message: CROSS_SITE_MESSAGE });
+      }
+    });
+    app.get('/', async (_request, reply) => reply.redirect('/dashboard/transfers', 303));
+    await app.register(signInPages, { sessions, authenticateKey: deps.authenticateKey });
+    const details = createTransferDetails({
+      transfers: deps.store.transfers,
+      deliveries: deps.store.deliveries,
+      chain: deps.chain,
+      programAddress: deps.platform.programAddress,
+      cluster: deps.platform.cluster,
+      clock: deps.clock,
+    });
+    await app.register(async (pages) => {
+      pages.decorateRequest('consoleCaller', null as never);
+      pages.addHook('onRequest', async (request, reply) => {
+        const found = await sessions.resolve(request);
+        if ('auth' in found) {
+          request.consoleCaller = found;
+          return;
+        }
+        if (found.ended) await sessions.close(request, reply);
+        const location = signInLocation(found.ended, request.url);
+        // htmx follows HX-Redirect with a full page load; a plain request follows Location.
+        if (isRefresh(request)) return reply.header('hx-redirect', location).send();
+        return reply.redirect(location, 303);
+      });
+      await pages.register(transferListPage, { transfers: deps.store.transfers });
+      await pages.register(transferPage, { details });
+    });
+  };
+}
+
+const CROSS_SITE_MESSAGE =
+  'This form was sent from another site, so the console refused it. Use the console’s own pages.';
+
+/** Cookies, form bodies, security headers, templates and the static files. */
+async function registerPlumbing(app: FastifyInstance) {
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+        objectSrc: ["'none'"],
+        // Local mode serves plain HTTP on 127.0.0.1; TLS and HSTS belong to the proxy in front.
+        upgradeInsecureRequests: null,
+      },
+    },
+    hsts: false,
+    // Not `no-referrer`: browsers then send `Origin: null` with the console's own form posts, which
+    // the cross-site check must be able to tell from another site's.
+    referrerPolicy: { policy: 'same-origin' },
+  });
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody, { bodyLimit: 4096 });
+  await app.register(fastifyView, {
+    engine: { eta: new Eta() },
+    templates: join(HERE, 'views'),
+    production: true,
+  });
+  await app.register(fastifyStatic, {
+    root: join(HERE, 'assets'),
+    prefix: '/assets/',
+    maxAge: '1h',
+    immutable: false,
+  });
+  await app.register(fastifyStatic, {
+    root: HTMX_DIR,
+    prefix: HTMX_PREFIX,
+    allowedPath: (path) => path === '/htmx.min.js',
+    preCompressed: true,
+    maxAge: '365d',
+    immutable: true,
+    decorateReply: false,
+  });
+}
