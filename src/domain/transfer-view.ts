@@ -14,8 +14,40 @@ export function lamportsToJson(lamports: bigint): number {
   return Number(lamports);
 }
 
+/** What the wire shapes show of a transfer: all that a listing reads of one. */
+export type ShownTransfer = Pick<
+  Transfer,
+  | 'id'
+  | 'mode'
+  | 'externalId'
+  | 'supportBundleId'
+  | 'tokenMint'
+  | 'tokenSymbol'
+  | 'amountRaw'
+  | 'amountTokens'
+  | 'sourceOwner'
+  | 'recipientWallet'
+  | 'fundingStrategy'
+  | 'hops'
+  | 'arrivalSeconds'
+  | 'pricingTier'
+  | 'percentFeeBps'
+  | 'totalFlatFeeLamports'
+  | 'status'
+  | 'phase'
+  | 'hopsCompleted'
+  | 'lastError'
+  | 'recovery'
+  | 'signatures'
+  | 'quotedAt'
+  | 'expiresAt'
+  | 'depositReceivedAt'
+  | 'completedAt'
+  | 'createdAt'
+>;
+
 /** The quote-time fields: what the create call returns. */
-export function quoteView(transfer: Transfer) {
+export function quoteView(transfer: ShownTransfer) {
   return {
     id: transfer.id,
     externalId: transfer.externalId,
@@ -43,7 +75,7 @@ export function quoteView(transfer: Transfer) {
 }
 
 /** The extended shape the get operations, lists and event payloads show. */
-export function transferView(transfer: Transfer) {
+export function transferView(transfer: ShownTransfer) {
   const recovery =
     reportsRecovery(transfer.phase) && transfer.recovery
       ? recoveryInPhase(transfer.recovery, transfer.phase)

@@ -9,6 +9,7 @@ import { createRecoveryStore } from './recovery.ts';
 import { createRetentionStore } from './retention.ts';
 import { createRewardStore } from './rewards.ts';
 import type { SecretBox } from './secret-box.ts';
+import { createTransferTotalsStore } from './transfer-totals.ts';
 import { createTransferStore } from './transfers.ts';
 import { createWebhookStore } from './webhooks.ts';
 
@@ -22,6 +23,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     consoleSessions: createConsoleSessionStore(db),
     retention: createRetentionStore(db),
     transfers: createTransferStore(db),
+    transferTotals: createTransferTotalsStore(db),
     deployments: createDeploymentStore(db, options.secrets),
     hops: createHopStore(db, options.secrets),
     recovery: createRecoveryStore(db),

@@ -1,7 +1,6 @@
 import type { Address } from '@solana/kit';
 import type { KeyMode } from '../domain/api-keys.ts';
 import type {
-  LastError,
   Recovery,
   RecoveryKind,
   RouteRecord,
@@ -10,6 +9,7 @@ import type {
   TransferSignatures,
   TransferStatus,
 } from '../domain/transfer.ts';
+import type { ShownTransfer } from '../domain/transfer-view.ts';
 
 /*
  * A transfer's row and its mapping to the domain's Transfer: numeric columns arrive as strings and
@@ -115,32 +115,55 @@ export function recoveryRow(recovery: Recovery): NonNullable<TransferRow['recove
   };
 }
 
-/** The domain's Transfer of a row. */
-export function toTransfer(row: TransferRow): Transfer {
-  const lastError: LastError | null = row.last_error
-    ? { code: row.last_error.code, message: row.last_error.message, at: new Date(row.last_error.at) }
-    : null;
-  const recovery: Recovery | null = row.recovery
-    ? {
-        canRescue: row.recovery.canRescue,
-        rescuableLamports: BigInt(row.recovery.rescuableLamports),
-        rescuableAccounts: row.recovery.rescuableAccounts.map((account) => ({
-          kind: account.kind,
-          lamports: BigInt(account.lamports),
-        })),
-        canReclaimRent: row.recovery.canReclaimRent,
-        reclaimableLamports: BigInt(row.recovery.reclaimableLamports),
-      }
-    : null;
+/**
+ * The columns of what the wire shapes show of a transfer ({@link ShownTransfer}): a listing
+ * reads these alone, which halves what PostgreSQL sends and the driver parses per row.
+ */
+const SHOWN_COLUMN_NAMES = [
+  'id',
+  'mode',
+  'external_id',
+  'support_bundle_id',
+  'token_mint',
+  'token_symbol',
+  'amount_raw',
+  'amount_tokens',
+  'source_owner',
+  'recipient_wallet',
+  'funding_strategy',
+  'hops',
+  'arrival_seconds',
+  'pricing_tier',
+  'percent_fee_bps',
+  'total_flat_fee_lamports',
+  'status',
+  'phase',
+  'hops_completed',
+  'last_error',
+  'recovery',
+  'signatures',
+  'quoted_at',
+  'expires_at',
+  'deposit_received_at',
+  'completed_at',
+  'created_at',
+] as const satisfies readonly (keyof TransferRow)[];
+
+/** The part of a row that {@link toShownTransfer} reads. */
+export type ShownColumns = Pick<TransferRow, (typeof SHOWN_COLUMN_NAMES)[number]>;
+
+/** {@link ShownColumns} as a select list. */
+export const SHOWN_COLUMNS = SHOWN_COLUMN_NAMES.join(', ');
+
+/** What the wire shapes show of a transfer, from its row. */
+export function toShownTransfer(row: ShownColumns): ShownTransfer {
   return {
     id: Number(row.id),
-    integrationId: Number(row.integration_id),
     mode: row.mode,
     externalId: row.external_id,
     supportBundleId: row.support_bundle_id,
     tokenMint: row.token_mint,
     tokenSymbol: row.token_symbol,
-    tokenDecimals: row.token_decimals,
     amountRaw: BigInt(row.amount_raw),
     amountTokens: row.amount_tokens,
     sourceOwner: row.source_owner,
@@ -148,29 +171,51 @@ export function toTransfer(row: TransferRow): Transfer {
     fundingStrategy: row.funding_strategy,
     hops: row.hops,
     arrivalSeconds: row.arrival_seconds,
-    tokenPriceUsd: row.token_price_usd,
-    priceSource: row.price_source,
-    usdEquivalent: row.usd_equivalent,
     pricingTier: row.pricing_tier,
     percentFeeBps: row.percent_fee_bps,
-    percentFeeRaw: BigInt(row.percent_fee_raw),
-    integratorPercentShareRaw: BigInt(row.integrator_percent_share_raw),
-    netDeliveredRaw: BigInt(row.net_delivered_raw),
-    flatFeeLamportsPerHop: BigInt(row.flat_fee_lamports_per_hop),
     totalFlatFeeLamports: BigInt(row.total_flat_fee_lamports),
-    integratorFlatShareLamports: BigInt(row.integrator_flat_share_lamports),
     status: row.status,
     phase: row.phase,
     hopsCompleted: row.hops_completed,
-    lastError,
-    recovery,
+    lastError: row.last_error
+      ? { code: row.last_error.code, message: row.last_error.message, at: new Date(row.last_error.at) }
+      : null,
+    recovery: row.recovery
+      ? {
+          canRescue: row.recovery.canRescue,
+          rescuableLamports: BigInt(row.recovery.rescuableLamports),
+          rescuableAccounts: row.recovery.rescuableAccounts.map((account) => ({
+            kind: account.kind,
+            lamports: BigInt(account.lamports),
+          })),
+          canReclaimRent: row.recovery.canReclaimRent,
+          reclaimableLamports: BigInt(row.recovery.reclaimableLamports),
+        }
+      : null,
     signatures: row.signatures,
-    route: toRouteRecord(row),
     quotedAt: row.quoted_at,
     expiresAt: row.expires_at,
     depositReceivedAt: row.deposit_received_at,
     completedAt: row.completed_at,
     createdAt: row.created_at,
+  };
+}
+
+/** The domain's Transfer of a row. */
+export function toTransfer(row: TransferRow): Transfer {
+  return {
+    ...toShownTransfer(row),
+    integrationId: Number(row.integration_id),
+    tokenDecimals: row.token_decimals,
+    tokenPriceUsd: row.token_price_usd,
+    priceSource: row.price_source,
+    usdEquivalent: row.usd_equivalent,
+    percentFeeRaw: BigInt(row.percent_fee_raw),
+    integratorPercentShareRaw: BigInt(row.integrator_percent_share_raw),
+    netDeliveredRaw: BigInt(row.net_delivered_raw),
+    flatFeeLamportsPerHop: BigInt(row.flat_fee_lamports_per_hop),
+    integratorFlatShareLamports: BigInt(row.integrator_flat_share_lamports),
+    route: toRouteRecord(row),
     updatedAt: row.updated_at,
   };
 }

@@ -13,7 +13,7 @@ import { usageCounts } from '../domain/usage.ts';
 import { claimExpiredQuotes } from './claims/expired-quotes.ts';
 import type { Db, Sql } from './db.ts';
 import { appendTransferEvents } from './events.ts';
-import { readPage } from './paging.ts';
+import { listTransfers, type TransferFilters, type TransferPageRequest } from './transfer-listing.ts';
 import { type TransferRow, toTransfer } from './transfer-rows.ts';
 import { applyMove, type Reason } from './transitions.ts';
 
@@ -22,14 +22,6 @@ export type CreateQuoteResult =
   | { kind: 'created'; transfer: Transfer }
   | { kind: 'existing'; transfer: Transfer }
   | { kind: 'conflict'; transfer: Transfer };
-
-export interface TransferFilters {
-  status?: TransferStatus | undefined;
-  fromDate?: Date | undefined;
-  toDate?: Date | undefined;
-  externalId?: string | undefined;
-  supportBundleId?: string | undefined;
-}
 
 /** A window of creation times, [from, to); an open end is unbounded. */
 interface CreatedWindow {
@@ -47,7 +39,8 @@ export function createTransferStore(db: Db) {
     get: (owner: Owner, id: number) => getTransfer(db, owner, id),
     markRecoverable,
     getByExternalId: (owner: Owner, externalId: string) => getByExternalId(db, owner, externalId),
-    list: (owner: Owner, filters: TransferFilters, page: { limit: number; offset: number }) =>
+    /** A page of the listing (src/store/transfer-listing.ts), or null for an unknown cursor. */
+    list: (owner: Owner, filters: TransferFilters, page: TransferPageRequest) =>
       listTransfers(db, owner, filters, page),
     expireDue: (now: Date, batchSize: number) => expireDueQuotes(db, now, batchSize),
     usage: (owner: Owner, window: CreatedWindow) => usage(db, owner, window),
@@ -174,33 +167,6 @@ async function markRecoverable(
 async function getByExternalId(db: Db, owner: Owner, externalId: string): Promise<Transfer | null> {
   const row = await rowByExternalId(db, owner, externalId);
   return row ? toTransfer(row) : null;
-}
-
-/** A page of this owner's transfers, newest first, with the exact number matching the filters. */
-async function listTransfers(
-  db: Db,
-  owner: Owner,
-  filters: TransferFilters,
-  page: { limit: number; offset: number },
-): Promise<{ items: Transfer[]; total: number }> {
-  const conditions = ['integration_id = $1', 'mode = $2'];
-  const params: unknown[] = [owner.integrationId, owner.mode];
-  const add = (condition: string, value: unknown) => {
-    params.push(value);
-    conditions.push(condition.replace('?', `$${params.length}`));
-  };
-  if (filters.status) add('status = ?', filters.status);
-  if (filters.fromDate) add('created_at >= ?', filters.fromDate);
-  if (filters.toDate) add('created_at < ?', filters.toDate);
-  if (filters.externalId) add('external_id = ?', filters.externalId);
-  if (filters.supportBundleId) add('support_bundle_id = ?', filters.supportBundleId);
-  const where = conditions.join(' AND ');
-  const { rows, total } = await readPage<TransferRow>(
-    db,
-    { select: '*', from: 'transfers', where, orderBy: 'created_at DESC, id DESC', params },
-    page,
-  );
-  return { items: rows.map(toTransfer), total };
 }
 
 /**

@@ -9,6 +9,7 @@ import { createHousekeepingWorker } from '../workers/housekeeping.ts';
 import { createKeeperWorker } from '../workers/keeper.ts';
 import { createOverdueRouteWorker } from '../workers/overdue-routes.ts';
 import { createRewardClaimWorker } from '../workers/reward-claims.ts';
+import { createTransferTotalsWorker } from '../workers/transfer-totals.ts';
 import { createWebhookDeliveryWorker } from '../workers/webhook-delivery.ts';
 import type { ServiceParts, Worker } from './parts.ts';
 
@@ -92,6 +93,13 @@ const housekeepingRole: WorkerRole = ({ config, store, clock, logger }) =>
     eventRetentionMs: config.eventRetentionMs,
   });
 
+/** Folds the changes to transfer totals into them, which keeps the listing's totals cheap to read. */
+const transferTotalsRole: WorkerRole = ({ store, logger }) =>
+  createTransferTotalsWorker({
+    totals: store.transferTotals,
+    log: logger.child({ worker: 'transfer-totals' }),
+  });
+
 /** Completes reward claims whose sender stopped before their payout was settled. */
 const rewardClaimsRole: WorkerRole = ({ db, chain, store, platform, clock, metrics, logger }) =>
   createRewardClaimWorker({
@@ -125,6 +133,7 @@ const WORKER_ROLES: readonly WorkerRole[] = [
   overdueRole,
   keeperRole,
   housekeepingRole,
+  transferTotalsRole,
   rewardClaimsRole,
   deliveryRole,
 ];

@@ -162,7 +162,7 @@ describe('bad input is refused with the envelope, before it reaches the database
     }
     assertRefused(await caller.get('/api/v1/events?offset=-0'), 400, 'MH_016', 'offset');
     const page = await caller.get('/api/v1/transfers?limit=10&offset=0');
-    assert.deepEqual(page.json().pagination, { total: 0, limit: 10, offset: 0 });
+    assert.deepEqual(page.json().pagination, { total: 0, limit: 10, offset: 0, hasMore: false });
   });
 
   test('query strings: malformed encoding, repeats and undeclared parameters are refused', async () => {

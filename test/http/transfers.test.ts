@@ -704,12 +704,22 @@ describe('GET /transfers', () => {
     const all = created.map((transfer) => transfer.id).reverse();
     // The last two share createdAt; the higher id comes first.
     const expected = [all[0], all[1], ...all.slice(2)];
-    assert.deepEqual(await ids(''), { ids: expected, pagination: { total: 8, limit: 50, offset: 0 } });
+    assert.deepEqual(await ids(''), {
+      ids: expected,
+      pagination: { total: 8, limit: 50, offset: 0, hasMore: false },
+    });
     assert.deepEqual(await ids('?limit=3&offset=2'), {
       ids: expected.slice(2, 5),
-      pagination: { total: 8, limit: 3, offset: 2 },
+      pagination: { total: 8, limit: 3, offset: 2, hasMore: true },
     });
-    assert.deepEqual(await ids('?offset=20'), { ids: [], pagination: { total: 8, limit: 50, offset: 20 } });
+    assert.deepEqual(await ids('?limit=3&offset=5'), {
+      ids: expected.slice(5, 8),
+      pagination: { total: 8, limit: 3, offset: 5, hasMore: false },
+    });
+    assert.deepEqual(await ids('?offset=20'), {
+      ids: [],
+      pagination: { total: 8, limit: 50, offset: 20, hasMore: false },
+    });
   });
 
   test('filters combine with AND; fromDate inclusive, toDate exclusive', async () => {

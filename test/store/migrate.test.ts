@@ -5,6 +5,7 @@ import pg from 'pg';
 import { createPostgresDb } from '../../src/store/db.ts';
 import { migrate, readMigrations } from '../../src/store/migrate.ts';
 import { TEST_SERVER_URL } from '../helpers/database.ts';
+import { seedTransfers } from '../helpers/seed-transfers.ts';
 
 test('processes migrating one empty database at once apply each migration exactly once', async () => {
   const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
@@ -63,6 +64,56 @@ test('a failing migration rolls back entirely and is reported with its name', as
     );
     const { rows } = await db.query(`SELECT to_regclass('half_done') AS table_name`);
     assert.deepEqual(rows, [{ table_name: null }]);
+  } finally {
+    await db.close();
+    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await server.end();
+  }
+});
+
+test('the migration that keeps transfer totals starts them from the transfers already there', async () => {
+  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
+  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
+  try {
+    const migrations = await readMigrations();
+    await migrate(
+      db,
+      migrations.filter((migration) => migration.version < 15),
+    );
+    const seed = { start: new Date('2026-03-30T20:00:00.000Z'), days: 3 };
+    await seedTransfers(db, { integrationId: 1, mode: 'test', count: 200, ...seed });
+    await seedTransfers(db, { integrationId: 1, mode: 'live', count: 30, ...seed });
+    await seedTransfers(db, { integrationId: 2, mode: 'test', count: 40, ...seed });
+    assert.deepEqual(
+      await migrate(
+        db,
+        migrations.filter((migration) => migration.version <= 15),
+      ),
+      [15],
+    );
+    const counted = (sql: string) => db.query(sql).then((result) => result.rows);
+    assert.deepEqual(
+      await counted(`SELECT integration_id, mode, status, transfers FROM transfer_totals ORDER BY 1, 2, 3`),
+      await counted(
+        `SELECT integration_id, mode, status, count(*) AS transfers FROM transfers GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+      ),
+    );
+    assert.deepEqual(
+      await counted(
+        `SELECT integration_id, mode, status, created_on::text, transfers FROM transfer_day_totals ORDER BY 1, 2, 3, 4`,
+      ),
+      await counted(
+        `SELECT integration_id, mode, status, ((created_at AT TIME ZONE 'UTC')::date)::text AS created_on,
+                count(*) AS transfers
+           FROM transfers GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+      ),
+    );
+    assert.deepEqual(await counted('SELECT * FROM transfer_total_changes'), []);
   } finally {
     await db.close();
     await server.query(`DROP DATABASE ${name} WITH (FORCE)`);

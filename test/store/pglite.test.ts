@@ -9,7 +9,7 @@ import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { callerFor, createTestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 
-test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotency, listing, expiry, usage', async () => {
+test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotency, listing and its totals, expiry, usage', async () => {
   const db = await createPgliteDb();
   await migrate(db);
   const t = await createTestApp({ wrapDb: () => db });
@@ -35,8 +35,10 @@ test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotenc
     assert.equal((await caller.post('/api/v1/transfers', body)).json().id, created.json().id);
 
     const listed = (await caller.get('/api/v1/transfers')).json();
-    assert.deepEqual(listed.pagination, { total: 1, limit: 50, offset: 0 });
+    assert.deepEqual(listed.pagination, { total: 1, limit: 50, offset: 0, hasMore: false });
     assert.equal(listed.items[0].amountRaw, '12500000');
+    const after = (await caller.get(`/api/v1/transfers?startingAfter=${created.json().id}`)).json();
+    assert.deepEqual(after, { items: [], pagination: { total: 1, limit: 50, offset: 0, hasMore: false } });
 
     t.clock.advance(15 * 60_000);
     const expired = await createExpiryWorker({
@@ -45,6 +47,18 @@ test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotenc
       log: pino({ level: 'silent' }),
     }).runOnce();
     assert.equal(expired, 1);
+    const totals = async (query: string) =>
+      (await caller.get(`/api/v1/transfers?limit=1${query}`)).json().pagination.total;
+    const window = `&fromDate=${new Date(t.clock.now().getTime() - 86_400_000).toISOString()}`;
+    assert.deepEqual(
+      [await totals('&status=expired'), await totals('&status=quote'), await totals(window)],
+      [1, 0, 1],
+    );
+    assert.ok((await t.store.transferTotals.rollUp(100)) > 0);
+    assert.deepEqual(
+      [await totals('&status=expired'), await totals('&status=quote'), await totals(window)],
+      [1, 0, 1],
+    );
     const events = await db.query<{ type: string; sequence: number }>(
       'SELECT type, sequence FROM events ORDER BY sequence',
     );

@@ -66,7 +66,7 @@ export interface paths {
         };
         /**
          * List transfers
-         * @description Newest first (createdAt, then id, descending). `limit` 1 to 100, default 50.
+         * @description Newest first (createdAt, then id, descending). `limit` 1 to 100, default 50. To page through, pass the last id of a page as `startingAfter` while `pagination.hasMore` is true. `pagination.total` counts every transfer matching the filters, whatever the page.
          */
         get: operations["listTransfers"];
         put?: never;
@@ -557,6 +557,14 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        CursorPagination: {
+            /** @description Number of items matching the filters. */
+            total: number;
+            limit: number;
+            offset: number;
+            /** @description Whether items follow this page: pass its last item’s id as `startingAfter` to read them. */
+            hasMore: boolean;
         };
         TransferQuote: {
             id: number;
@@ -1069,7 +1077,10 @@ export interface operations {
                 externalId?: string;
                 supportBundleId?: string;
                 limit?: number;
+                /** @description Transfers to skip (after `startingAfter` when both are given). */
                 offset?: number;
+                /** @description The id of a transfer of yours, usually the last of the previous page: the page continues the listing after it. Unlike `offset`, it costs the same on every page, and no transfer is skipped or shown twice when new ones arrive meanwhile. */
+                startingAfter?: number;
             };
             header?: never;
             path?: never;
@@ -1085,7 +1096,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["Transfer"][];
-                        pagination: components["schemas"]["Pagination"];
+                        pagination: components["schemas"]["CursorPagination"];
                     };
                 };
             };

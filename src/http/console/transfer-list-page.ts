@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { TRANSFER_STATUSES, type Transfer } from '../../domain/transfer.ts';
-import type { TransferFilters, TransferStore } from '../../store/transfers.ts';
+import { TRANSFER_STATUSES } from '../../domain/transfer.ts';
+import type { ShownTransfer } from '../../domain/transfer-view.ts';
+import type { TransferFilters } from '../../store/transfer-listing.ts';
+import type { TransferStore } from '../../store/transfers.ts';
 import { pageData } from './layout.ts';
 import { contentVersion, isRefresh, isUnchanged, refreshUrl } from './live.ts';
 import { assetName, isLive, statusLabel, statusTone, utc } from './present.ts';
@@ -41,7 +43,7 @@ function filtersOf(query: ListQuery): TransferFilters {
 }
 
 /** One row of the list. */
-function row(transfer: Transfer) {
+function row(transfer: ShownTransfer) {
   return {
     id: transfer.id,
     href: `/dashboard/transfers/${transfer.id}`,

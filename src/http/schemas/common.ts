@@ -32,6 +32,15 @@ export const paginationSchema = z
   })
   .meta({ id: 'Pagination' });
 
+/** Pagination of a list that also pages by cursor (`startingAfter`): whether items follow the page. */
+export const cursorPaginationSchema = paginationSchema
+  .extend({
+    hasMore: z
+      .boolean()
+      .describe('Whether items follow this page: pass its last item’s id as `startingAfter` to read them.'),
+  })
+  .meta({ id: 'CursorPagination' });
+
 /** The largest id: ids travel as JSON numbers, which are exact only up to 2^53 - 1. */
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 

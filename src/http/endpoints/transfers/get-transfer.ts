@@ -70,8 +70,8 @@ export async function getTransferEndpoints(
   );
 }
 
-/** MH_030 naming the path parameter that was looked up; also for transfers of another integration or mode. */
-export function notFound(message: string, param: 'transferId' | 'externalId') {
+/** MH_030 naming the parameter that was looked up; also for transfers of another integration or mode. */
+export function notFound(message: string, param: 'transferId' | 'externalId' | 'startingAfter') {
   return new AppError('MH_030', message, { param });
 }
 
