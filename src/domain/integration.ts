@@ -3,6 +3,9 @@ import type { KeyMode } from './api-keys.ts';
 import { type FeeScheduleOverrides, feeScheduleOverridesSchema } from './fees.ts';
 import { MIN_CLAIM_FLOOR_LAMPORTS } from './rewards.ts';
 
+/** An integration's name, as an operator gives it: 1 to 100 characters once trimmed. */
+export const integrationName = z.string().trim().min(1).max(100);
+
 /**
  * What an operator can set per integration. Only overrides are stored; {@link resolveSettings}
  * applies the defaults when the integration is read, so a changed default reaches everyone who

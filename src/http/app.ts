@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -21,8 +20,10 @@ import type { PriceResolver } from '../prices/resolver.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
 import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
+import { assertAdmin } from './admin-auth.ts';
 import { type AuthContext, createAuthenticator, createLiveKeyNotice } from './auth.ts';
 import { consolePlugin } from './console/index.ts';
+import type { OperatorDeps } from './console/operator/index.ts';
 import { adminIntegrationEndpoints } from './endpoints/admin/integrations.ts';
 import { adminPlatformEndpoints } from './endpoints/admin/platform.ts';
 import { adminRewardEndpoints } from './endpoints/admin/rewards.ts';
@@ -151,7 +152,8 @@ function createFastify(deps: AppDeps, recordRefusal: ResponseRecorder) {
 /**
  * Sets the app up, in the order Fastify applies it: how input is validated and parsed and errors
  * answered; which requests are admitted; how answers are recorded; the API reference, health, the
- * caller's authentication, then the public API, the console and (with an admin token) the admin API.
+ * caller's authentication, then the public API, the console and (with an admin token) the operator's
+ * console and the admin API.
  */
 async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseRecorder> {
   app.setValidatorCompiler(validatorCompiler);
@@ -165,6 +167,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
   await app.register(healthEndpoints, { checks: deps.readinessChecks ?? [databaseCheck(deps.db)] });
   const authenticator = await registerAuthentication(app, deps);
   await app.register(publicApi(deps, authenticator), { prefix: '/api/v1' });
+  const adminToken = deps.config.adminToken;
   await app.register(
     consolePlugin({
       store: deps.store,
@@ -172,12 +175,24 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
       chain: deps.chain,
       platform: deps.platform,
       clock: deps.clock,
+      ...(adminToken ? { operator: operatorDeps(deps, adminToken) } : {}),
     }),
     { prefix: '/dashboard' },
   );
-  const adminToken = deps.config.adminToken;
   if (adminToken) await app.register(adminApi(deps, adminToken), { prefix: '/admin/v1' });
   return recordResponse;
+}
+
+/** What the operator's console acts through: the admin API's token, store and platform administration. */
+function operatorDeps(deps: AppDeps, adminToken: string): OperatorDeps {
+  return {
+    adminToken,
+    store: deps.store,
+    platformAdmin: deps.platformAdmin,
+    platform: deps.platform,
+    chain: deps.chain,
+    clock: deps.clock,
+  };
 }
 
 /**
@@ -248,6 +263,7 @@ async function registerAuthentication(app: FastifyInstance, deps: AppDeps): Prom
     integrations: deps.store.integrations,
     clock: deps.clock,
     cacheMs: deps.config.authCacheMs,
+    log: deps.logger,
   });
   const stopFollowingAuth = await authenticator.follow(deps.db, deps.logger);
   app.addHook('onClose', stopFollowingAuth);
@@ -362,17 +378,4 @@ function adminApi(deps: AppDeps, adminToken: string) {
       minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
     });
   };
-}
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** Compares the admin token in constant time (digests have equal length whatever was sent). */
-function assertAdmin(request: FastifyRequest, adminToken: string) {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  if (!match || !timingSafeEqual(digest(match[1]!), digest(adminToken))) {
-    throw new AppError(
-      'MH_001',
-      'Invalid or missing admin token. Send `Authorization: Bearer <ADMIN_TOKEN>`.',
-    );
-  }
 }

@@ -67,13 +67,21 @@ export function admitPrincipal(principal: KeyPrincipal): AuthContext {
   return contextOf(principal);
 }
 
+/** A key's use is written at most this often per process, so the hot path writes at most once a minute per key. */
+const USE_RECORDED_EVERY_MS = 60_000;
+
 /**
  * Resolves API keys to principals with a short cache, so the hot path does not read the
  * database on every request. Every process drops its cache when any key or integration changes
  * (PostgreSQL NOTIFY), so revocation and suspension take effect at once; while notifications are
- * interrupted the cache is bypassed.
+ * interrupted the cache is bypassed. A key admitted is recorded used (`lastUsedAt`, to the minute).
  */
-export function createAuthenticator(deps: { integrations: IntegrationStore; clock: Clock; cacheMs: number }) {
+export function createAuthenticator(deps: {
+  integrations: IntegrationStore;
+  clock: Clock;
+  cacheMs: number;
+  log?: { warn(obj: object, msg: string): void };
+}) {
   // Keyed by the presented key itself (memory only), so a cached key costs no hashing; the caller's
   // context is resolved once per load, not per request.
   const cache = createNotifiedCache<string, { principal: KeyPrincipal; context: AuthContext }>({
@@ -81,6 +89,22 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
     maxEntries: 10_000,
     now: () => deps.clock.now().getTime(),
   });
+
+  // When this process last recorded each key's use (its key ids: bounded by the keys there are).
+  const usesRecorded = new Map<number, number>();
+
+  /** Records a key used now, unless this process did so within the minute; never fails the request. */
+  async function recordUse(keyId: number) {
+    const now = deps.clock.now();
+    const last = usesRecorded.get(keyId);
+    if (last !== undefined && now.getTime() - last < USE_RECORDED_EVERY_MS) return;
+    usesRecorded.set(keyId, now.getTime());
+    try {
+      await deps.integrations.markKeyUsed(keyId, now);
+    } catch (error) {
+      deps.log?.warn({ err: error, apiKeyId: keyId }, 'cannot record that an API key was used');
+    }
+  }
 
   async function resolve(key: string) {
     const principal = await deps.integrations.findPrincipal(hashApiKey(key));
@@ -100,6 +124,7 @@ export function createAuthenticator(deps: { integrations: IntegrationStore; cloc
       );
     }
     assertUsable(principal);
+    await recordUse(principal.keyId);
     return found.context;
   }
 

@@ -5,6 +5,7 @@ import { createDeploymentStore } from './deployments.ts';
 import { createHopStore } from './hops.ts';
 import { createIdempotencyStore } from './idempotency.ts';
 import { createIntegrationStore } from './integrations.ts';
+import { createKeeperHealthStore } from './keeper-health.ts';
 import { createRecoveryStore } from './recovery.ts';
 import { createRetentionStore } from './retention.ts';
 import { createRewardStore } from './rewards.ts';
@@ -26,6 +27,7 @@ export function createStore(db: Db, options: { idempotencyTtlMs: number; secrets
     transferTotals: createTransferTotalsStore(db),
     deployments: createDeploymentStore(db, options.secrets),
     hops: createHopStore(db, options.secrets),
+    keeperHealth: createKeeperHealthStore(db),
     recovery: createRecoveryStore(db),
     rewards: createRewardStore(db),
     webhooks: createWebhookStore(db, options.secrets),

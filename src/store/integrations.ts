@@ -24,6 +24,8 @@ export interface ApiKeyRecord {
   hint: string;
   createdAt: Date;
   revokedAt: Date | null;
+  /** When the key last authenticated a request or opened a console session, to the minute; null if never. */
+  lastUsedAt: Date | null;
 }
 
 /** What authentication needs to know about a presented key, in one read. */
@@ -70,6 +72,8 @@ export function createIntegrationStore(db: Db) {
     setStatus: (id: number, status: IntegrationStatus, now: Date) => setStatus(db, id, status, now),
     createKey: (input: NewKey & { integrationId: number; now: Date }) => createKey(db, input),
     listKeys: (integrationId: number) => listKeys(db, integrationId),
+    listKeysOf: (integrationIds: readonly number[]) => listKeysOf(db, integrationIds),
+    markKeyUsed: (id: number, at: Date) => markKeyUsed(db, id, at),
     revokeKey: (id: number, now: Date) => revokeKey(db, id, now),
     findPrincipal: (hash: Buffer) => findPrincipal(db, hash),
   };
@@ -206,6 +210,26 @@ async function listKeys(db: Db, integrationId: number): Promise<ApiKeyRecord[]> 
   return rows.map(toApiKey);
 }
 
+/** The keys of several integrations, without secrets, by integration then id. */
+async function listKeysOf(db: Db, integrationIds: readonly number[]): Promise<ApiKeyRecord[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    'SELECT * FROM api_keys WHERE integration_id = ANY($1::bigint[]) ORDER BY integration_id, id',
+    [integrationIds],
+  );
+  return rows.map(toApiKey);
+}
+
+/**
+ * Records a key used at `at` (never moving its last use back). Not an auth change: no process
+ * needs to drop its cached keys for it.
+ */
+async function markKeyUsed(db: Db, id: number, at: Date): Promise<void> {
+  await db.query(
+    'UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)',
+    [id, at],
+  );
+}
+
 /** Revokes a key (idempotent: the first revocation time is kept). */
 function revokeKey(db: Db, id: number, now: Date): Promise<ApiKeyRecord | null> {
   return db.transaction(async (tx) => {
@@ -275,6 +299,7 @@ type ApiKeyRow = {
   key_hint: string;
   created_at: Date;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 };
 
 function toIntegration(row: IntegrationRow): IntegrationRecord {
@@ -296,5 +321,6 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     hint: row.key_hint,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
   };
 }

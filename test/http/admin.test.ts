@@ -60,6 +60,7 @@ describe('admin API', () => {
         hint: `mh_live_...${keyBody.key.slice(-4)}`,
         createdAt: '2026-06-01T12:00:00.000Z',
         revokedAt: null,
+        lastUsedAt: null,
       },
       {
         id: testKey.json().id,
@@ -68,6 +69,7 @@ describe('admin API', () => {
         hint: `mh_test_...${testKey.json().key.slice(-4)}`,
         createdAt: '2026-06-01T12:00:00.000Z',
         revokedAt: null,
+        lastUsedAt: null,
       },
     ]);
     // Only the hash is stored: the key appears nowhere in the database.
@@ -153,7 +155,7 @@ describe('admin API', () => {
 });
 
 describe('admin API without ADMIN_TOKEN', () => {
-  test('is disabled: every admin route is 404', async () => {
+  test('is disabled: every admin route is 404, and so is the operator’s console', async () => {
     const t = await createTestApp({ config: { adminToken: undefined } });
     try {
       const response = await t.app.inject({
@@ -164,6 +166,10 @@ describe('admin API without ADMIN_TOKEN', () => {
       });
       assert.equal(response.statusCode, 404);
       assert.equal(response.json().error.code, 'MH_016');
+      // Nor is the operator's console, which the admin token opens.
+      const console = await t.app.inject({ method: 'GET', url: '/dashboard/operator/sign-in' });
+      assert.equal(console.statusCode, 404);
+      assert.match(console.body, /There is no such page in the console/);
     } finally {
       await t.close();
     }

@@ -75,6 +75,37 @@ describe('authentication', () => {
     await waitFor(async () => (await usage(caller.headers)).statusCode === 200);
   });
 
+  test('a key’s use is recorded to the minute, as the admin API lists it', async () => {
+    const caller = await t.newCaller();
+    const lastUsed = async () =>
+      (
+        await t.app.inject({
+          method: 'GET',
+          url: `/admin/v1/integrations/${caller.integrationId}/keys`,
+          headers: ADMIN_HEADERS,
+        })
+      ).json().items[0].lastUsedAt;
+    assert.equal(await lastUsed(), null, 'never used');
+    const first = t.clock.now().toISOString();
+    assert.equal((await usage(caller.headers)).statusCode, 200);
+    assert.equal(await lastUsed(), first);
+    t.clock.advance(59_000);
+    assert.equal((await usage(caller.headers)).statusCode, 200);
+    assert.equal(await lastUsed(), first, 'within the minute, not written again');
+    t.clock.advance(1_000);
+    assert.equal((await usage(caller.headers)).statusCode, 200);
+    assert.equal(await lastUsed(), t.clock.now().toISOString());
+    const usedAt = t.clock.now().toISOString();
+    await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/keys/${caller.keyId}/revoke`,
+      headers: ADMIN_HEADERS,
+    });
+    t.clock.advance(60_000);
+    assert.equal((await usage(caller.headers)).statusCode, 401);
+    assert.equal(await lastUsed(), usedAt, 'a refused request is no use of the key');
+  });
+
   test('the key mode sets isTestMode and a request id is generated when none is sent', async () => {
     const live = await t.newCaller('live');
     const response = await usage(live.headers);

@@ -83,7 +83,7 @@ test('the migration that keeps transfer totals starts them from the transfers al
     const migrations = await readMigrations();
     await migrate(
       db,
-      migrations.filter((migration) => migration.version < 15),
+      migrations.filter((migration) => migration.version < 16),
     );
     const seed = { start: new Date('2026-03-30T20:00:00.000Z'), days: 3 };
     await seedTransfers(db, { integrationId: 1, mode: 'test', count: 200, ...seed });
@@ -92,9 +92,9 @@ test('the migration that keeps transfer totals starts them from the transfers al
     assert.deepEqual(
       await migrate(
         db,
-        migrations.filter((migration) => migration.version <= 15),
+        migrations.filter((migration) => migration.version <= 16),
       ),
-      [15],
+      [16],
     );
     const counted = (sql: string) => db.query(sql).then((result) => result.rows);
     assert.deepEqual(

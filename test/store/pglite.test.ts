@@ -9,7 +9,7 @@ import { createExpiryWorker } from '../../src/workers/expiry.ts';
 import { callerFor, createTestApp } from '../helpers/app.ts';
 import { createMint } from '../helpers/chain.ts';
 
-test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotency, listing and its totals, expiry, usage', async () => {
+test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotency, listing and its totals, expiry, usage, keeper health', async () => {
   const db = await createPgliteDb();
   await migrate(db);
   const t = await createTestApp({ wrapDb: () => db });
@@ -70,6 +70,13 @@ test('smoke run on embedded PGlite: migrations, keys, quotes, events, idempotenc
     const usage = (await caller.get('/api/v1/usage')).json();
     assert.equal(usage.expiredTransfers, 1);
     assert.equal(usage.totalTransfers, 1);
+
+    // The keeper's health, percentiles included, reads on PGlite too.
+    const health = await t.store.keeperHealth.read({ chainNow: 0n, now: t.clock.now(), limit: 5 });
+    assert.deepEqual(health.routes, { total: 0, held: 0, waiting: 0, backingOff: 0, scheduled: 0 });
+    assert.deepEqual(health.lateness.lastDay, { hops: 0, p50: null, p99: null, max: null });
+    assert.deepEqual(health.failures, { total: 0, latest: [] });
+    assert.deepEqual(health.workers, [], 'the app registers its worker in its PostgreSQL database');
   } finally {
     await t.close();
     await db.close();

@@ -14,6 +14,7 @@ import type { AuthContext } from '../auth.ts';
 import { errorPage, registerConsoleErrors } from './errors.ts';
 import { HTMX_DIR, HTMX_PREFIX } from './layout.ts';
 import { isRefresh } from './live.ts';
+import { type OperatorDeps, operatorPlugin } from './operator/index.ts';
 import { createConsoleSessions, isSameOrigin, signInLocation } from './session.ts';
 import { signInPages } from './sign-in.ts';
 import { createTransferDetails, type DetailsChain } from './transfer-details.ts';
@@ -28,6 +29,8 @@ export interface ConsoleDeps {
   chain: DetailsChain;
   platform: { cluster: Cluster; programAddress: Address };
   clock: Clock;
+  /** The operator's pages (/dashboard/operator), served only where an admin token is configured. */
+  operator?: OperatorDeps;
 }
 
 const HERE = import.meta.dirname;
@@ -54,6 +57,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     });
     app.get('/', async (_request, reply) => reply.redirect('/dashboard/transfers', 303));
     await app.register(signInPages, { sessions, authenticateKey: deps.authenticateKey });
+    if (deps.operator) await app.register(operatorPlugin(deps.operator), { prefix: '/operator' });
     const details = createTransferDetails({
       transfers: deps.store.transfers,
       deliveries: deps.store.deliveries,

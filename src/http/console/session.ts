@@ -37,7 +37,8 @@ declare module 'fastify' {
   }
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest();
+/** A session token as the database keeps it: its SHA-256. */
+export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
 /** Opens, finds and ends console sessions. */
 export function createConsoleSessions(deps: { sessions: ConsoleSessionStore; clock: Clock }) {

@@ -16,7 +16,7 @@ const ENDED_MESSAGES: Record<EndedReason, string> = {
 const HOME = '/dashboard/transfers';
 
 /** A form field's text: the first value when a field was sent twice, '' when absent. */
-function field(body: unknown, name: string): string {
+export function field(body: unknown, name: string): string {
   const value = (body as Record<string, unknown> | undefined)?.[name];
   const first = Array.isArray(value) ? value[0] : value;
   return typeof first === 'string' ? first : '';

@@ -1,17 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { apiKeyHint, generateApiKey, hashApiKey, LIVE_KEY_ON_LOCAL_CHAIN } from '../../../domain/api-keys.ts';
 import type { Clock } from '../../../domain/clock.ts';
 import { AppError } from '../../../domain/errors.ts';
 import {
   type IntegrationStatus,
+  integrationName,
   integrationSettingsSchema,
   mergeSettings,
   resolveSettings,
 } from '../../../domain/integration.ts';
 import type { Cluster } from '../../../platform/platform.ts';
 import type { ApiKeyRecord, IntegrationRecord, IntegrationStore } from '../../../store/integrations.ts';
+import { issueApiKey } from '../../../use-cases/api-keys.ts';
 import { errorResponses, integerId } from '../../schemas/common.ts';
 
 const integrationSchema = z.object({
@@ -43,6 +44,10 @@ const apiKeySchema = z.object({
   hint: z.string().describe('Prefix and last four characters; the key itself is never shown again.'),
   createdAt: z.iso.datetime(),
   revokedAt: z.iso.datetime().nullable(),
+  lastUsedAt: z.iso
+    .datetime()
+    .nullable()
+    .describe('When the key last authenticated a request or opened a console session, to the minute.'),
 });
 
 const createdKeySchema = z.object({
@@ -73,10 +78,10 @@ const presentKey = (key: ApiKeyRecord) => ({
   hint: key.hint,
   createdAt: key.createdAt.toISOString(),
   revokedAt: key.revokedAt?.toISOString() ?? null,
+  lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
 });
 
 const idParams = z.object({ id: integerId });
-const name = z.string().trim().min(1).max(100);
 /** PATCH accepts `null` for a setting to remove its override and return to the default. */
 const settingsPatch = z
   .object(
@@ -93,8 +98,12 @@ function notFound(id: number): never {
   throw new AppError('MH_016', `No integration with id ${id}.`, { status: 404, param: 'id' });
 }
 
-const createBody = z.object({ name, settings: integrationSettingsSchema.optional() }).strict();
-const updateBody = z.object({ name: name.optional(), settings: settingsPatch.optional() }).strict();
+const createBody = z
+  .object({ name: integrationName, settings: integrationSettingsSchema.optional() })
+  .strict();
+const updateBody = z
+  .object({ name: integrationName.optional(), settings: settingsPatch.optional() })
+  .strict();
 const createKeyBody = z.object({ mode: z.enum(['test', 'live']) }).strict();
 
 interface IntegrationDeps {
@@ -237,27 +246,17 @@ function registerCreateKey(app: FastifyInstance, { integrations, clock, cluster 
     },
     async (request) => {
       const integration = await existingIntegration(integrations, request.params.id);
-      const key = generateApiKey(request.body.mode);
-      const stored = await integrations.createKey({
-        integrationId: integration.id,
-        mode: request.body.mode,
-        hash: hashApiKey(key),
-        hint: apiKeyHint(key),
-        now: clock.now(),
-      });
-      const localLive = stored.mode === 'live' && cluster === 'localnet';
-      if (localLive)
-        request.log.warn(
-          { apiKeyId: stored.id, integrationId: stored.integrationId },
-          LIVE_KEY_ON_LOCAL_CHAIN,
-        );
+      const { record, key, warning } = await issueApiKey(
+        { integrations, clock, cluster, log: request.log },
+        { integrationId: integration.id, mode: request.body.mode },
+      );
       return {
-        id: stored.id,
-        integrationId: stored.integrationId,
+        id: record.id,
+        integrationId: record.integrationId,
         key,
-        mode: stored.mode,
-        createdAt: stored.createdAt.toISOString(),
-        ...(localLive ? { warning: LIVE_KEY_ON_LOCAL_CHAIN } : {}),
+        mode: record.mode,
+        createdAt: record.createdAt.toISOString(),
+        ...(warning ? { warning } : {}),
       };
     },
   );
