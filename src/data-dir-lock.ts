@@ -99,9 +99,21 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   await mkdir(dataDir, { recursive: true });
   const path = dataDirLockPath(dataDir);
   const mine = JSON.stringify(me());
+  // The lock is written aside, then linked into place: it appears with its contents or not at
+  // all, so a start reading it never finds it empty (and taken for a stale one).
+  const written = `${path}.${process.pid}.new`;
+  await writeFile(written, `${mine}\n`);
+  try {
+    return await takeLock(dataDir, path, written, mine);
+  } finally {
+    await rm(written, { force: true });
+  }
+}
+
+async function takeLock(dataDir: string, path: string, written: string, mine: string): Promise<DataDirLock> {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await writeFile(path, `${mine}\n`, { flag: 'wx' });
+      await link(written, path);
       return { release: () => releaseLock(path, mine) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
