@@ -110,7 +110,7 @@ async function makeData(t: TestApp) {
 async function shoot(page: Page, path: string, name: string) {
   await page.goto(path);
   await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true, animations: 'disabled' });
-  console.log(`docs/console/${name}.png  ${path}`);
+  process.stdout.write(`docs/console/${name}.png  ${path}\n`);
 }
 
 async function main() {

@@ -4,7 +4,7 @@ import type { DeliveryStore, EventDelivery, ListedEvent, LoggedAttempt } from '.
 import type { WebhookEndpoint, WebhookStore } from '../../store/webhooks.ts';
 
 /** Deliveries a page of the log shows. */
-export const DELIVERIES_PER_PAGE = 10;
+const DELIVERIES_PER_PAGE = 10;
 /** The most attempts a page of the log shows, over its deliveries (the API's largest page). */
 const ATTEMPTS_SHOWN = 100;
 /** The latest test sends shown. */
