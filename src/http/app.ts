@@ -176,6 +176,15 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
       platform: deps.platform,
       clock: deps.clock,
       ...(adminToken ? { operator: operatorDeps(deps, adminToken) } : {}),
+      webhooks: {
+        sender: deps.webhookSender,
+        policy: deps.config.webhookPolicy,
+        ...(deps.config.webhookPingTimeoutMs ? { pingTimeoutMs: deps.config.webhookPingTimeoutMs } : {}),
+      },
+      rewards: {
+        claims: claimDeps(deps),
+        minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
+      },
     }),
     { prefix: '/dashboard' },
   );
@@ -335,14 +344,19 @@ async function registerPublicEndpoints(api: FastifyInstance, deps: AppDeps, runC
     clock: deps.clock,
     minClaimLamports: deps.config.rewardsMinClaimLamports ?? DEFAULT_MIN_CLAIM_LAMPORTS,
     platform: deps.platform,
-    claims: {
-      db: deps.db,
-      rewards: deps.store.rewards,
-      chain: deps.chain,
-      platform: deps.platform,
-      clock: deps.clock,
-    },
+    claims: claimDeps(deps),
   });
+}
+
+/** What reward claims need, for the API and the console alike. */
+function claimDeps(deps: AppDeps) {
+  return {
+    db: deps.db,
+    rewards: deps.store.rewards,
+    chain: deps.chain,
+    platform: deps.platform,
+    clock: deps.clock,
+  };
 }
 
 /** The admin API scope: every request carries the admin token; idempotent when asked; its endpoints. */

@@ -42,6 +42,7 @@ export function createRewardStore(db: Db) {
     takeOverPending: (now: Date, leaseMs: number, limit: number) =>
       claimLapsedRewardClaims(db, now, leaseMs, limit),
     revenue: (owner: Owner, window: CreatedWindow) => revenue(db, owner, window),
+    revenueByDay: (owner: Owner, window: { from: Date; to: Date }) => revenueByDay(db, owner, window),
     owed: () => owed(db),
     reserved,
     lockEarnings,
@@ -130,15 +131,56 @@ async function setWallet(tx: Sql, owner: Owner, wallet: Address, now: Date): Pro
  * units per mint (ordered by mint).
  */
 async function revenue(db: Db, owner: Owner, window: CreatedWindow) {
-  const { rows } = await db.query<{ mint: Address; amount_raw: string; lamports: string }>(
-    `SELECT accrual.mint, sum(accrual.amount_raw) AS amount_raw, sum(accrual.lamports) AS lamports
-       FROM reward_accruals accrual JOIN transfers transfer ON transfer.id = accrual.transfer_id
-      WHERE accrual.integration_id = $1 AND accrual.mode = $2
-        AND ($3::timestamptz IS NULL OR transfer.created_at >= $3)
-        AND ($4::timestamptz IS NULL OR transfer.created_at < $4)
-      GROUP BY accrual.mint ORDER BY accrual.mint`,
-    [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null],
-  );
+  const { rows } = await db.query<RevenueRow>(REVENUE_SQL, [
+    owner.integrationId,
+    owner.mode,
+    window.from ?? null,
+    window.to ?? null,
+    null,
+  ]);
+  return revenueOf(rows);
+}
+
+/**
+ * The same revenue, day by day (UTC days from `from`, which must be a midnight): one entry per day
+ * of [from, to) whose transfers earned anything, oldest first.
+ */
+async function revenueByDay(db: Db, owner: Owner, window: { from: Date; to: Date }) {
+  const { rows } = await db.query<RevenueRow>(REVENUE_SQL, [
+    owner.integrationId,
+    owner.mode,
+    window.from,
+    window.to,
+    '1 day',
+  ]);
+  const days = new Map<number, RevenueRow[]>();
+  for (const row of rows) {
+    const day = row.bucket!.getTime();
+    days.set(day, [...(days.get(day) ?? []), row]);
+  }
+  return [...days.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([day, dayRows]) => ({ day: new Date(day), ...revenueOf(dayRows) }));
+}
+
+/**
+ * The integrator shares credited for the owner's transfers created in [from, to), per mint: the
+ * flat fee shares in lamports and the percentage fee shares in raw units. `$5` groups them by
+ * another key too (NULL: none).
+ */
+const REVENUE_SQL = `
+  SELECT accrual.mint, sum(accrual.amount_raw) AS amount_raw, sum(accrual.lamports) AS lamports,
+         date_bin($5::interval, transfer.created_at, $3) AS bucket
+    FROM reward_accruals accrual JOIN transfers transfer ON transfer.id = accrual.transfer_id
+   WHERE accrual.integration_id = $1 AND accrual.mode = $2
+     AND ($3::timestamptz IS NULL OR transfer.created_at >= $3)
+     AND ($4::timestamptz IS NULL OR transfer.created_at < $4)
+   GROUP BY accrual.mint, bucket ORDER BY accrual.mint`;
+
+type RevenueRow = { mint: Address; amount_raw: string; lamports: string; bucket: Date | null };
+
+/** Revenue from rows of {@link REVENUE_SQL}: lamports in all, raw units per mint in mint order. */
+function revenueOf(rows: readonly RevenueRow[]) {
   return {
     lamports: rows.reduce((sum, row) => sum + BigInt(row.lamports), 0n),
     byMint: rows.map((row) => ({ mint: row.mint, amountRaw: BigInt(row.amount_raw) })),

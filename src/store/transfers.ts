@@ -44,6 +44,8 @@ export function createTransferStore(db: Db) {
       listTransfers(db, owner, filters, page),
     expireDue: (now: Date, batchSize: number) => expireDueQuotes(db, now, batchSize),
     usage: (owner: Owner, window: CreatedWindow) => usage(db, owner, window),
+    usageByDay: (owner: Owner, window: { from: Date; to: Date }) => usageByDay(db, owner, window),
+    tokens: (owner: Owner, mints: readonly string[]) => tokens(db, owner, mints),
   };
 }
 
@@ -184,18 +186,89 @@ function expireDueQuotes(db: Db, now: Date, batchSize: number): Promise<Transfer
   });
 }
 
-/** Usage of an owner over transfers created in [from, to): counts and volume (revenue: the rewards ledger). */
-async function usage(db: Db, owner: Owner, window: CreatedWindow) {
-  const { rows } = await db.query<{ status: TransferStatus; count: string; volume_usd: number | null }>(
-    `SELECT status, count(*) AS count, sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd
-       FROM transfers
-      WHERE integration_id = $1 AND mode = $2
-        AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)
-      GROUP BY status`,
-    [owner.integrationId, owner.mode, window.from ?? null, window.to ?? null],
-  );
+/**
+ * What usage sums, per status of the owner's transfers created in [from, to): how many, and the
+ * USD volume of the completed ones. `$5` groups them by another key too (NULL: none).
+ */
+const USAGE_SQL = `
+  SELECT status, count(*) AS count, sum(usd_equivalent) FILTER (WHERE status = 'completed') AS volume_usd,
+         date_bin($5::interval, created_at, $3) AS bucket
+    FROM transfers
+   WHERE integration_id = $1 AND mode = $2
+     AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::timestamptz IS NULL OR created_at < $4)
+   GROUP BY status, bucket`;
+
+type UsageRow = { status: TransferStatus; count: string; volume_usd: number | null; bucket: Date | null };
+
+/** Usage counts and volume from rows of {@link USAGE_SQL}. */
+function usageOf(rows: readonly UsageRow[]) {
+  const byStatus: Partial<Record<TransferStatus, number>> = {};
+  for (const row of rows) byStatus[row.status] = (byStatus[row.status] ?? 0) + Number(row.count);
   return {
-    ...usageCounts(Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]))),
+    ...usageCounts(byStatus),
     totalVolumeUsd: rows.reduce((sum, row) => sum + (row.volume_usd ?? 0), 0),
   };
+}
+
+/** Usage of an owner over transfers created in [from, to): counts and volume (revenue: the rewards ledger). */
+async function usage(db: Db, owner: Owner, window: CreatedWindow) {
+  const { rows } = await db.query<UsageRow>(USAGE_SQL, [
+    owner.integrationId,
+    owner.mode,
+    window.from ?? null,
+    window.to ?? null,
+    null,
+  ]);
+  return usageOf(rows);
+}
+
+/**
+ * The same usage, day by day (UTC days from `from`, which must be a midnight): one entry per day
+ * of [from, to) that has transfers, oldest first.
+ */
+async function usageByDay(db: Db, owner: Owner, window: { from: Date; to: Date }) {
+  const { rows } = await db.query<UsageRow>(USAGE_SQL, [
+    owner.integrationId,
+    owner.mode,
+    window.from,
+    window.to,
+    '1 day',
+  ]);
+  const days = new Map<number, UsageRow[]>();
+  for (const row of rows) {
+    const day = row.bucket!.getTime();
+    days.set(day, [...(days.get(day) ?? []), row]);
+  }
+  return [...days.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([day, dayRows]) => ({ day: new Date(day), ...usageOf(dayRows) }));
+}
+
+/** A mint as the owner's transfers were quoted with it: its decimals and symbol (if one was given). */
+export interface TransferToken {
+  mint: string;
+  decimals: number;
+  symbol: string | null;
+}
+
+/** The decimals and symbol of these mints, as the owner's latest transfer of each recorded them. */
+async function tokens(db: Db, owner: Owner, mints: readonly string[]): Promise<Map<string, TransferToken>> {
+  if (mints.length === 0) return new Map();
+  const { rows } = await db.query<{
+    token_mint: string;
+    token_decimals: number;
+    token_symbol: string | null;
+  }>(
+    `SELECT DISTINCT ON (token_mint) token_mint, token_decimals, token_symbol
+       FROM transfers
+      WHERE integration_id = $1 AND mode = $2 AND token_mint = ANY ($3::text[])
+      ORDER BY token_mint, created_at DESC`,
+    [owner.integrationId, owner.mode, [...mints]],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.token_mint,
+      { mint: row.token_mint, decimals: row.token_decimals, symbol: row.token_symbol },
+    ]),
+  );
 }

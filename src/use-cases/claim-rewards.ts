@@ -49,6 +49,8 @@ export interface ClaimDeps {
 }
 
 const DEFAULT_LEASE_MS = 30_000;
+/** How long a claim request waits for its payout to land before answering it `pending`. */
+export const CLAIM_WAIT_MS = 20_000;
 
 /** The caller's rewards with their claimable figures, which a claim must at least meet. */
 function assertClaimable(balances: RewardBalances, minimumLamports: bigint): Address {

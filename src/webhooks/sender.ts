@@ -22,10 +22,18 @@ export interface WebhookPost {
   signal?: AbortSignal;
 }
 
-/** The outcome of one POST: an HTTP status, or the reason no response came. */
+/**
+ * The outcome of one POST: an HTTP status with the start of the response body (at most
+ * {@link RESPONSE_EXCERPT_CHARS} characters), or the reason no response came.
+ */
 export type WebhookPostResult =
-  | { kind: 'response'; status: number; durationMs: number }
+  | { kind: 'response'; status: number; body: string; durationMs: number }
   | { kind: 'failed'; error: string; durationMs: number };
+
+/** How much of a receiver's answer the delivery log keeps. */
+export const RESPONSE_EXCERPT_CHARS = 500;
+/** A longer answer is read this far, so the connection can be reused, then dropped. */
+const MAX_DRAINED_BYTES = 64 * 1024;
 
 const MAX_URL_LENGTH = 2048;
 
@@ -107,9 +115,8 @@ export function createWebhookSender(policy: WebhookNetworkPolicy) {
           headersTimeout: input.timeoutMs,
           bodyTimeout: input.timeoutMs,
         });
-        // The receiver's answer body is not used; drain it so the connection can be reused.
-        await response.body.dump({ limit: 64 * 1024 });
-        return { kind: 'response', status: response.statusCode, durationMs: elapsed() };
+        const body = await readExcerpt(response.body);
+        return { kind: 'response', status: response.statusCode, body, durationMs: elapsed() };
       } catch (error) {
         const reason = timeout.aborted ? `no response within ${input.timeoutMs} ms` : describe(error);
         return { kind: 'failed', error: reason, durationMs: elapsed() };
@@ -121,6 +128,35 @@ export function createWebhookSender(policy: WebhookNetworkPolicy) {
 }
 
 export type WebhookSender = ReturnType<typeof createWebhookSender>;
+
+/**
+ * The start of an answer's body as text, read to its end (up to {@link MAX_DRAINED_BYTES}) so the
+ * kept-alive connection can serve the next request.
+ */
+async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  // Four bytes per character at most in UTF-8: enough bytes for the excerpt whatever the script.
+  const wanted = RESPONSE_EXCERPT_CHARS * 4;
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let readBytes = 0;
+  for await (const chunk of body) {
+    if (keptBytes < wanted) {
+      const part = chunk.subarray(0, wanted - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+    }
+    readBytes += chunk.length;
+    if (readBytes > MAX_DRAINED_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  // A character cut at the end decodes as U+FFFD: drop it rather than show it.
+  const text = Buffer.concat(kept)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+  return Array.from(text).slice(0, RESPONSE_EXCERPT_CHARS).join('');
+}
 
 function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;

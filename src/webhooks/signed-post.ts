@@ -42,6 +42,7 @@ export function attemptOutcome(result: WebhookPostResult) {
   return {
     succeeded: isDelivered(result),
     statusCode: result.kind === 'response' ? result.status : null,
+    responseExcerpt: result.kind === 'response' ? result.body : null,
     durationMs: result.durationMs,
     error: result.kind === 'failed' ? result.error : null,
   };

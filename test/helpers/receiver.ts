@@ -9,8 +9,11 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-/** How the receiver answers: a status (after an optional delay), or never (to provoke timeouts). */
-export type ReceiverBehaviour = { status: number; delayMs?: number } | 'hang';
+/**
+ * How the receiver answers: a status and a body (`ok` unless given) after an optional delay, or
+ * never (to provoke timeouts).
+ */
+export type ReceiverBehaviour = { status: number; body?: string; delayMs?: number } | 'hang';
 
 /** A real HTTP server on 127.0.0.1 that records what it receives, for webhook tests. */
 export async function startReceiver(initial: ReceiverBehaviour = { status: 200 }) {
@@ -29,7 +32,8 @@ export async function startReceiver(initial: ReceiverBehaviour = { status: 200 }
       });
       const current = behaviour;
       if (current === 'hang') return;
-      const answer = () => response.writeHead(current.status, { 'content-type': 'text/plain' }).end('ok');
+      const answer = () =>
+        response.writeHead(current.status, { 'content-type': 'text/plain' }).end(current.body ?? 'ok');
       if (current.delayMs) setTimeout(answer, current.delayMs);
       else answer();
     });

@@ -78,6 +78,8 @@ describe('webhook retries', () => {
           attemptedAt: new Date(START + schedule[index]!).toISOString(),
           success: index === 4,
           responseStatus: index === 4 ? 204 : 500,
+          // A 204 has no body.
+          responseBody: index === 4 ? '' : 'ok',
           durationMs: log.json().items[4 - index].durationMs,
           error: null,
         })),

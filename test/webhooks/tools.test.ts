@@ -54,6 +54,7 @@ describe('webhook and event tools', () => {
       attemptedAt: NOW,
       success: true,
       responseStatus: 202,
+      responseBody: 'ok',
       durationMs: sent.json().durationMs,
       error: null,
     });
@@ -235,6 +236,18 @@ describe('webhook and event tools', () => {
       assert.deepEqual(await ids('limit=2&offset=1'), [rows[1]!.id, rows[2]!.id]);
       const beyond = (await caller.get('/api/v1/events?offset=10')).json();
       assert.deepEqual(beyond, { items: [], pagination: { total: 4, limit: 50, offset: 10 } });
+      // Events sent to one endpoint: one subscribed to another type gets only the one resent to it.
+      const expiredOnly = await registerEndpoint(caller, receiver.url, ['transfer.expired']);
+      assert.deepEqual(await ids(`endpointId=${expiredOnly.id}`), []);
+      const resent = await caller.post(`/api/v1/events/${rows[1]!.id}/resend`, {
+        endpointId: expiredOnly.id,
+      });
+      assert.equal(resent.statusCode, 200, resent.body);
+      assert.deepEqual(await ids(`endpointId=${expiredOnly.id}`), [rows[1]!.id]);
+      assert.deepEqual(
+        await ids(`endpointId=${endpoint.id}`),
+        rows.map((row) => row.id),
+      );
 
       const other = await t.newCaller();
       assert.deepEqual((await other.get('/api/v1/events')).json().items, []);
@@ -368,6 +381,7 @@ describe('webhook and event tools', () => {
     const events = document.paths['/api/v1/events'].get;
     assert.deepEqual(events.parameters.map((parameter: { name: string }) => parameter.name).sort(), [
       'deliverySuccess',
+      'endpointId',
       'limit',
       'offset',
       'transferId',

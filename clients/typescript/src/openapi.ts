@@ -815,6 +815,8 @@ export interface components {
             success: boolean;
             /** @description The HTTP status, or null when no response came. */
             responseStatus: number | null;
+            /** @description The start of the response body (at most 500 characters); null when no response came. */
+            responseBody: string | null;
             /** @description Time until the response (or the failure). */
             durationMs: number;
             /** @description Why no response came (refused, timed out, ...); null when one did. */
@@ -2030,6 +2032,8 @@ export interface operations {
                 transferId?: number;
                 /** @description `true`: events that reached at least one of your endpoints with nothing pending or failed; `false`: all others (pending, failed, or sent to no endpoint). */
                 deliverySuccess?: "true" | "false";
+                /** @description Only events sent to this endpoint of yours. */
+                endpointId?: number;
                 limit?: number;
                 offset?: number;
             };

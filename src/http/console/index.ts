@@ -10,7 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.ts';
 import type { Cluster } from '../../platform/platform.ts';
 import type { Store } from '../../store/index.ts';
+import type { ClaimDeps } from '../../use-cases/claim-rewards.ts';
+import type { RegisterDeps } from '../../use-cases/webhook-endpoints.ts';
 import type { AuthContext } from '../auth.ts';
+import { earningsPage } from './earnings-page.ts';
 import { errorPage, registerConsoleErrors } from './errors.ts';
 import { HTMX_DIR, HTMX_PREFIX } from './layout.ts';
 import { isRefresh } from './live.ts';
@@ -20,10 +23,15 @@ import { signInPages } from './sign-in.ts';
 import { createTransferDetails, type DetailsChain } from './transfer-details.ts';
 import { transferListPage } from './transfer-list-page.ts';
 import { transferPage } from './transfer-page.ts';
+import { usagePage } from './usage-page.ts';
+import { webhookActions } from './webhook-actions.ts';
+import { createWebhookDetails } from './webhook-details.ts';
+import { webhookListPage } from './webhook-list-page.ts';
+import { webhookPage } from './webhook-page.ts';
 
 /** What the console needs: the store functions and use cases the API calls, and the key check. */
 export interface ConsoleDeps {
-  store: Pick<Store, 'transfers' | 'deliveries' | 'consoleSessions'>;
+  store: Pick<Store, 'transfers' | 'deliveries' | 'consoleSessions' | 'webhooks' | 'rewards'>;
   /** The API's own check of a presented key (src/http/auth.ts). */
   authenticateKey(key: string): Promise<AuthContext>;
   chain: DetailsChain;
@@ -31,6 +39,10 @@ export interface ConsoleDeps {
   clock: Clock;
   /** The operator's pages (/dashboard/operator), served only where an admin token is configured. */
   operator?: OperatorDeps;
+  /** How the API registers and tests webhook endpoints: its sender, network policy and ping timeout. */
+  webhooks: Omit<RegisterDeps, 'webhooks' | 'clock'>;
+  /** What claims need, as `POST /rewards/claim` has it, and the minimum of integrations that set none. */
+  rewards: { claims: ClaimDeps; minClaimLamports: bigint };
 }
 
 const HERE = import.meta.dirname;
@@ -82,8 +94,34 @@ export function consolePlugin(deps: ConsoleDeps) {
       });
       await pages.register(transferListPage, { transfers: deps.store.transfers });
       await pages.register(transferPage, { details });
+      await registerWebhookPages(pages, deps);
+      await pages.register(usagePage, { ...deps.store, clock: deps.clock });
+      await pages.register(earningsPage, {
+        ...deps.rewards,
+        rewards: deps.store.rewards,
+        transfers: deps.store.transfers,
+        cluster: deps.platform.cluster,
+      });
     });
   };
+}
+
+/** The webhooks section: the endpoints with the register form, an endpoint's page and its actions. */
+async function registerWebhookPages(pages: FastifyInstance, deps: ConsoleDeps) {
+  const webhookDeps = {
+    ...deps.webhooks,
+    webhooks: deps.store.webhooks,
+    deliveries: deps.store.deliveries,
+    clock: deps.clock,
+    details: createWebhookDetails({
+      webhooks: deps.store.webhooks,
+      deliveries: deps.store.deliveries,
+      clock: deps.clock,
+    }),
+  };
+  await pages.register(webhookListPage, webhookDeps);
+  await pages.register(webhookPage, webhookDeps);
+  await pages.register(webhookActions, webhookDeps);
 }
 
 const CROSS_SITE_MESSAGE =

@@ -10,7 +10,12 @@ export const HTMX_DIR = join(dirname(require.resolve('htmx.org/package.json')), 
 export const HTMX_PREFIX = `/vendor/htmx.org@${HTMX_VERSION}/`;
 
 /** The console's sections, in the order the header lists them. */
-const NAV = [{ key: 'transfers', href: '/dashboard/transfers', label: 'Transfers' }] as const;
+const NAV = [
+  { key: 'transfers', href: '/dashboard/transfers', label: 'Transfers' },
+  { key: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
+  { key: 'usage', href: '/dashboard/usage', label: 'Usage' },
+  { key: 'earnings', href: '/dashboard/earnings', label: 'Earnings' },
+] as const;
 
 export type Section = (typeof NAV)[number]['key'];
 

@@ -1,6 +1,6 @@
 import { rawToTokens } from '../../domain/amounts.ts';
 import { ERROR_CODES, type ErrorCode } from '../../domain/errors.ts';
-import type { RecoveryAccountKind, TransferStatus } from '../../domain/transfer.ts';
+import type { EventType, RecoveryAccountKind, TransferStatus } from '../../domain/transfer.ts';
 import type { Cluster } from '../../platform/platform.ts';
 import { NATIVE_SOL_MINT } from '../../prices/types.ts';
 
@@ -14,6 +14,23 @@ const LAMPORT_DECIMALS = 9;
 /** Lamports in SOL, exactly: `2039280` → `0.00203928 SOL`. */
 export function sol(lamports: bigint | number): string {
   return `${rawToTokens(BigInt(lamports), LAMPORT_DECIMALS)} SOL`;
+}
+
+/** Base units of a token in whole tokens, exactly, with its name: `1500000`, 6, `USDC` → `1.5 USDC`. */
+export function tokenAmount(raw: bigint, decimals: number, name: string): string {
+  return `${rawToTokens(raw, decimals)} ${name}`;
+}
+
+const USD = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+
+/** A USD figure the API reports (display only, never money the service moves): `$1,234.50`. */
+export function usd(value: number): string {
+  return USD.format(value);
+}
+
+/** A UTC day: `2026-06-01`. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
 }
 
 /** What a transfer moves, in words: its symbol, SOL for the native mint, else the mint abridged. */
@@ -61,6 +78,40 @@ export function statusTone(status: TransferStatus): 'good' | 'bad' | 'busy' | 'q
   if (status === 'failed') return 'bad';
   if (status === 'processing' || status === 'awaiting_signature') return 'busy';
   return 'quiet';
+}
+
+/** When each event type is emitted, as the webhook guide says it. */
+const EVENT_MEANINGS: Record<EventType, string> = {
+  'transfer.quote_created': 'a transfer is created',
+  'transfer.deposit_confirmed': 'the route holding the tokens is verified on chain',
+  'transfer.processing': 'the status becomes processing',
+  'transfer.hop_complete': 'a hop landed on chain (once per hop)',
+  'transfer.completed': 'the status becomes completed',
+  'transfer.failed': 'the status becomes failed',
+  'transfer.expired': 'the status becomes expired',
+  'transfer.refunded': 'the status becomes refunded',
+  'transfer.phase_changed': 'any phase change',
+  'transfer.recoverable': 'the phase becomes recoverable',
+  'transfer.rescued': 'a rescue is confirmed',
+  'transfer.rent_reclaimed': 'a rent reclaim is confirmed',
+};
+
+/** When an event type is emitted, in words. */
+export function eventMeaning(type: EventType): string {
+  return EVENT_MEANINGS[type];
+}
+
+/** A webhook delivery's state in words, as the console's badges say it. */
+export function deliveryLabel(status: 'pending' | 'succeeded' | 'failed'): string {
+  return status === 'succeeded' ? 'delivered' : status;
+}
+
+/** A delivery's or a claim's tone for its badge (the badge also says it in words). */
+export function outcomeTone(
+  status: 'pending' | 'succeeded' | 'confirmed' | 'failed',
+): 'good' | 'bad' | 'busy' {
+  if (status === 'failed') return 'bad';
+  return status === 'pending' ? 'busy' : 'good';
 }
 
 /** The accounts a rescue empties, in words. */

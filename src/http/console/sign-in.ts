@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isAppError } from '../../domain/errors.ts';
 import type { AuthContext } from '../auth.ts';
+import { formField as field } from './form.ts';
 import { pageData } from './layout.ts';
 import { type ConsoleSessions, type EndedReason, isConsolePath, signInLocation } from './session.ts';
 
@@ -14,13 +15,6 @@ const ENDED_MESSAGES: Record<EndedReason, string> = {
 };
 
 const HOME = '/dashboard/transfers';
-
-/** A form field's text: the first value when a field was sent twice, '' when absent. */
-export function field(body: unknown, name: string): string {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' ? first : '';
-}
 
 /**
  * `GET /dashboard/sign-in`, `POST /dashboard/sign-in` (the API key in the form's body, checked as

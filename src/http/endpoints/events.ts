@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
-import { AppError } from '../../domain/errors.ts';
 import { EVENT_TYPES } from '../../domain/transfer.ts';
-import type { DeliveryStore, ResendRefusal } from '../../store/deliveries.ts';
+import type { DeliveryStore } from '../../store/deliveries.ts';
+import { resendEvent } from '../../use-cases/webhook-endpoints.ts';
 import { limit } from '../rate-limit.ts';
 import {
   bodyId,
@@ -16,10 +16,8 @@ import {
 } from '../schemas/common.ts';
 import {
   booleanQuery,
-  endpointNotFound,
   eventDeliverySchema,
   eventDeliveryView,
-  eventNotFound,
   listedEventSchema,
   listedEventView,
 } from '../schemas/webhook-deliveries.ts';
@@ -33,6 +31,7 @@ const listQuery = z
       .describe(
         '`true`: events that reached at least one of your endpoints with nothing pending or failed; `false`: all others (pending, failed, or sent to no endpoint).',
       ),
+    endpointId: integerId.optional().describe('Only events sent to this endpoint of yours.'),
     limit: pageLimit,
     offset: pageOffset,
   })
@@ -122,33 +121,9 @@ function registerResendEvent(app: FastifyInstance, deps: EventEndpointDeps) {
       },
     },
     async (request) => {
-      const owner = request.auth.owner;
       const { eventId } = request.params;
-      const endpointId = request.body?.endpointId;
-      const outcome = await deps.deliveries.resend(owner, eventId, endpointId, deps.clock.now());
-      if ('refused' in outcome) throw resendRefused(outcome.refused, eventId, endpointId);
-      return { eventId, deliveries: outcome.deliveries.map(eventDeliveryView) };
+      const deliveries = await resendEvent(deps, request.auth.owner, eventId, request.body?.endpointId);
+      return { eventId, deliveries: deliveries.map(eventDeliveryView) };
     },
   );
-}
-
-/** The error answering a refused resend. */
-function resendRefused(refusal: ResendRefusal, eventId: string, endpointId: number | undefined): AppError {
-  switch (refusal) {
-    case 'event_not_found':
-      return eventNotFound(eventId);
-    case 'endpoint_not_found':
-      return endpointNotFound(endpointId ?? 0);
-    case 'endpoint_disabled':
-      return new AppError(
-        'MH_016',
-        `Webhook endpoint ${endpointId} is disabled. Enable it first (POST /webhooks/${endpointId}/enable).`,
-        { param: 'endpointId' },
-      );
-    case 'no_endpoint':
-      return new AppError(
-        'MH_016',
-        'None of your active webhook endpoints is subscribed to this event type. Pass `endpointId` to send it to one anyway.',
-      );
-  }
 }

@@ -2,18 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
-import { pingEvent } from '../../domain/events.ts';
 import type { DeliveryStore } from '../../store/deliveries.ts';
+import { endpointNotFound, sendTestEvent } from '../../use-cases/webhook-endpoints.ts';
 import type { WebhookSender } from '../../webhooks/sender.ts';
-import { attemptOutcome, DELIVERY_TIMEOUT_MS, signedPost } from '../../webhooks/signed-post.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses, integerId, pageLimit, pageOffset, paginationSchema } from '../schemas/common.ts';
-import {
-  booleanQuery,
-  deliveryAttemptSchema,
-  deliveryAttemptView,
-  endpointNotFound,
-} from '../schemas/webhook-deliveries.ts';
+import { booleanQuery, deliveryAttemptSchema, deliveryAttemptView } from '../schemas/webhook-deliveries.ts';
 
 const params = z.object({ endpointId: integerId });
 
@@ -65,7 +59,7 @@ function registerListDeliveries(app: FastifyInstance, deps: WebhookDeliveryDeps)
       const page = await deps.deliveries.listAttempts(
         owner,
         endpointId,
-        { succeeded: success, eventId },
+        { succeeded: success, ...(eventId ? { eventIds: [eventId] } : {}) },
         { limit: pageSize, offset },
       );
       if (!page) throw endpointNotFound(endpointId);
@@ -94,29 +88,8 @@ function registerTestWebhook(app: FastifyInstance, deps: WebhookDeliveryDeps) {
       },
     },
     async (request) => {
-      const owner = request.auth.owner;
-      const { endpointId } = request.params;
-      const now = deps.clock.now();
-      const target = await deps.deliveries.sendingTarget(owner, endpointId, now);
-      if (!target) throw endpointNotFound(endpointId);
-      const ping = pingEvent({ url: target.url, isTest: request.auth.isTest, createdAt: now });
-      const eventId = ping.id;
-      const result = await signedPost(deps.sender, {
-        url: target.url,
-        secrets: target.secrets,
-        eventId,
-        eventType: ping.type,
-        body: ping.body,
-        now,
-        timeoutMs: DELIVERY_TIMEOUT_MS,
-      });
-      const logged = await deps.deliveries.recordTestAttempt({
-        endpointId,
-        eventId,
-        eventType: 'ping',
-        attemptedAt: now,
-        ...attemptOutcome(result),
-      });
+      const { owner, isTest } = request.auth;
+      const logged = await sendTestEvent(deps, { owner, isTest }, request.params.endpointId);
       return deliveryAttemptView(logged);
     },
   );

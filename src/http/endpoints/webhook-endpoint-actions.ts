@@ -2,16 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
-import { newWebhookSecret } from '../../domain/webhook-signature.ts';
 import type { WebhookStore } from '../../store/webhooks.ts';
+import {
+  DEFAULT_SECRET_OVERLAP_SECONDS,
+  enableWebhookEndpoint,
+  MAX_SECRET_OVERLAP_SECONDS,
+  rotateWebhookSecret,
+} from '../../use-cases/webhook-endpoints.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses, integerId } from '../schemas/common.ts';
-import { endpointNotFound } from '../schemas/webhook-deliveries.ts';
 import { webhookEndpointSchema, webhookEndpointView } from './webhooks.ts';
-
-/** How long a replaced secret keeps signing unless the caller says otherwise. */
-export const DEFAULT_SECRET_OVERLAP_SECONDS = 24 * 3600;
-const MAX_SECRET_OVERLAP_SECONDS = 7 * 24 * 3600;
 
 const params = z.object({ endpointId: integerId });
 
@@ -62,14 +62,12 @@ export async function webhookEndpointActionEndpoints(
       },
     },
     async (request) => {
-      const owner = request.auth.owner;
-      const secret = newWebhookSecret();
-      const endpoint = await deps.webhooks.rotateSecret(owner, request.params.endpointId, {
-        secret,
-        overlapMs: (request.body?.overlapSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS) * 1000,
-        now: deps.clock.now(),
-      });
-      if (!endpoint) throw endpointNotFound(request.params.endpointId);
+      const { endpoint, secret } = await rotateWebhookSecret(
+        deps,
+        request.auth.owner,
+        request.params.endpointId,
+        request.body?.overlapSeconds,
+      );
       return {
         ...webhookEndpointView(endpoint, secret),
         previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
@@ -92,9 +90,7 @@ export async function webhookEndpointActionEndpoints(
       },
     },
     async (request) => {
-      const owner = request.auth.owner;
-      const endpoint = await deps.webhooks.enable(owner, request.params.endpointId, deps.clock.now());
-      if (!endpoint) throw endpointNotFound(request.params.endpointId);
+      const endpoint = await enableWebhookEndpoint(deps, request.auth.owner, request.params.endpointId);
       return webhookEndpointView(endpoint);
     },
   );

@@ -2,21 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../domain/clock.ts';
-import { AppError } from '../../domain/errors.ts';
-import { pingEvent } from '../../domain/events.ts';
-import { EVENT_TYPES, type EventType } from '../../domain/transfer.ts';
-import { newWebhookSecret } from '../../domain/webhook-signature.ts';
+import { EVENT_TYPES } from '../../domain/transfer.ts';
 import type { WebhookEndpoint, WebhookStore } from '../../store/webhooks.ts';
-import type { WebhookNetworkPolicy, WebhookSender } from '../../webhooks/sender.ts';
-import { webhookUrlProblem } from '../../webhooks/sender.ts';
-import { signedPost } from '../../webhooks/signed-post.ts';
+import {
+  MAX_WEBHOOK_ENDPOINTS,
+  type RegisterDeps,
+  registerWebhookEndpoint,
+} from '../../use-cases/webhook-endpoints.ts';
 import { limit } from '../rate-limit.ts';
 import { errorResponses, integerId } from '../schemas/common.ts';
-
-/** At most this many endpoints per integration and mode. */
-export const MAX_WEBHOOK_ENDPOINTS = 10;
-/** How long the reachability ping waits for any HTTP response (decisions: 5 s). */
-export const PING_TIMEOUT_MS = 5_000;
 
 export const webhookEndpointSchema = z
   .object({
@@ -60,12 +54,9 @@ const createBody = z
 
 const endpointIdParams = z.object({ endpointId: integerId });
 
-interface WebhookEndpointDeps {
+interface WebhookEndpointDeps extends RegisterDeps {
   webhooks: WebhookStore;
-  sender: WebhookSender;
-  policy: WebhookNetworkPolicy;
   clock: Clock;
-  pingTimeoutMs?: number;
 }
 
 /** `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks/{endpointId}`. */
@@ -91,45 +82,16 @@ function registerCreateWebhook(app: FastifyInstance, deps: WebhookEndpointDeps) 
       },
     },
     async (request) => {
-      const owner = request.auth.owner;
-      const { url } = request.body;
-      const problem = webhookUrlProblem(url, deps.policy);
-      if (problem) throw new AppError('MH_050', `Webhook URL not allowed: ${problem}.`, { param: 'url' });
-      if ((await deps.webhooks.count(owner)) >= MAX_WEBHOOK_ENDPOINTS) throw limitReached();
-
-      const secret = newWebhookSecret();
-      const now = deps.clock.now();
-      await assertReachable(deps, { url, secret, isTest: request.auth.isTest, now });
-
-      const events: EventType[] | null = Array.isArray(request.body.events)
-        ? [...new Set(request.body.events)]
-        : null;
-      const created = await deps.webhooks.create(owner, { url, events, secret, now }, MAX_WEBHOOK_ENDPOINTS);
-      if (created === 'limit_reached') throw limitReached();
-      return webhookEndpointView(created, secret);
+      const { owner, isTest } = request.auth;
+      const { url, events } = request.body;
+      const created = await registerWebhookEndpoint(
+        deps,
+        { owner, isTest },
+        { url, events: Array.isArray(events) ? events : null },
+      );
+      return webhookEndpointView(created.endpoint, created.secret);
     },
   );
-}
-
-/** POSTs a signed `ping` to a would-be endpoint; no HTTP response in time is MH_050. */
-async function assertReachable(
-  deps: WebhookEndpointDeps,
-  target: { url: string; secret: string; isTest: boolean; now: Date },
-) {
-  const { url, secret, now } = target;
-  const ping = pingEvent({ url, isTest: target.isTest, createdAt: now });
-  const result = await signedPost(deps.sender, {
-    url,
-    secrets: [secret],
-    eventId: ping.id,
-    eventType: ping.type,
-    body: ping.body,
-    now,
-    timeoutMs: deps.pingTimeoutMs ?? PING_TIMEOUT_MS,
-  });
-  if (result.kind === 'failed') {
-    throw new AppError('MH_050', `Webhook URL unreachable: ${result.error}.`, { param: 'url' });
-  }
 }
 
 /** `GET /webhooks`. */
@@ -171,12 +133,5 @@ function registerDeleteWebhook(app: FastifyInstance, deps: WebhookEndpointDeps) 
       const owner = request.auth.owner;
       return { deleted: await deps.webhooks.delete(owner, request.params.endpointId, deps.clock.now()) };
     },
-  );
-}
-
-function limitReached() {
-  return new AppError(
-    'MH_051',
-    `Maximum of ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints reached. Delete one before adding another.`,
   );
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from '../../domain/errors.ts';
 import { EVENT_TYPES } from '../../domain/transfer.ts';
 import type { EventDelivery, ListedEvent, LoggedAttempt } from '../../store/deliveries.ts';
 import { transferSchema } from './transfers.ts';
@@ -24,6 +23,10 @@ export const deliveryAttemptSchema = z
     attemptedAt: dateTime,
     success: z.boolean().describe('True when the endpoint answered 2xx within 10 s.'),
     responseStatus: z.int().nullable().describe('The HTTP status, or null when no response came.'),
+    responseBody: z
+      .string()
+      .nullable()
+      .describe('The start of the response body (at most 500 characters); null when no response came.'),
     durationMs: z.number().describe('Time until the response (or the failure).'),
     error: z
       .string()
@@ -43,6 +46,7 @@ export function deliveryAttemptView(attempt: LoggedAttempt): z.infer<typeof deli
     attemptedAt: attempt.attemptedAt.toISOString(),
     success: attempt.succeeded,
     responseStatus: attempt.statusCode,
+    responseBody: attempt.responseExcerpt,
     durationMs: attempt.durationMs,
     error: attempt.error,
   };
@@ -104,17 +108,4 @@ export function listedEventView(event: ListedEvent) {
     deliverySuccess: event.deliverySuccess,
     deliveries: event.deliveries.map(eventDeliveryView),
   };
-}
-
-/** An endpoint id that is not one of the caller's endpoints (404, like an unknown route). */
-export function endpointNotFound(endpointId: number, param = 'endpointId') {
-  return new AppError('MH_016', `No webhook endpoint with id ${endpointId}.`, { status: 404, param });
-}
-
-/** An event id that is not one of the caller's events of the last 30 days. */
-export function eventNotFound(eventId: string) {
-  return new AppError('MH_016', `No event with id ${eventId} in the last 30 days.`, {
-    status: 404,
-    param: 'eventId',
-  });
 }

@@ -22,6 +22,8 @@ export interface AttemptRecord {
   succeeded: boolean;
   /** Null when no HTTP response came; `error` says why. */
   statusCode: number | null;
+  /** The start of the response body; null when no response came. */
+  responseExcerpt: string | null;
   durationMs: number;
   error: string | null;
 }
@@ -38,10 +40,11 @@ export interface LoggedAttempt extends AttemptRecord {
   id: number;
 }
 
-/** Which logged attempts to list: all, or only those that succeeded (or not), or of one event. */
+/** Which logged attempts to list: all, or only those that succeeded (or not), of these events, of a trigger. */
 export interface AttemptFilters {
   succeeded?: boolean | undefined;
-  eventId?: string | undefined;
+  eventIds?: readonly string[] | undefined;
+  trigger?: AttemptTrigger | undefined;
 }
 
 /** Records claimed deliveries' attempts; returns the ids of endpoints this disabled. */
@@ -59,6 +62,7 @@ export async function recordAttempts(db: Db, results: readonly DeliveryResult[])
     column((r) => r.attemptedAt),
     column((r) => r.succeeded),
     column((r) => r.statusCode),
+    column((r) => r.responseExcerpt),
     column((r) => r.durationMs),
     column((r) => r.error),
     column((r) => r.outcome.kind),
@@ -75,8 +79,8 @@ export async function recordTestAttempt(
 ): Promise<LoggedAttempt> {
   const { rows } = await db.query<AttemptRow>(
     `INSERT INTO webhook_delivery_attempts (endpoint_id, event_id, event_type, trigger, attempt, attempted_at,
-                                            succeeded, status_code, duration_ms, error)
-     VALUES ($1, $2, $3, 'test', 1, $4, $5, $6, $7, $8) RETURNING *`,
+                                            succeeded, status_code, response_excerpt, duration_ms, error)
+     VALUES ($1, $2, $3, 'test', 1, $4, $5, $6, $7, $8, $9) RETURNING *`,
     [
       attempt.endpointId,
       attempt.eventId,
@@ -84,6 +88,7 @@ export async function recordTestAttempt(
       attempt.attemptedAt,
       attempt.succeeded,
       attempt.statusCode,
+      attempt.responseExcerpt,
       attempt.durationMs,
       attempt.error,
     ],
@@ -108,8 +113,8 @@ export async function listAttempts(
   );
   if (found.length === 0) return null;
   const where = `endpoint_id = $1 AND ($2::boolean IS NULL OR succeeded = $2)
-                 AND ($3::text IS NULL OR event_id = $3)`;
-  const params = [endpointId, filters.succeeded ?? null, filters.eventId ?? null];
+                 AND ($3::text[] IS NULL OR event_id = ANY ($3)) AND ($4::text IS NULL OR trigger = $4)`;
+  const params = [endpointId, filters.succeeded ?? null, filters.eventIds ?? null, filters.trigger ?? null];
   const { rows, total } = await readPage<AttemptRow>(
     db,
     {
@@ -133,10 +138,10 @@ export async function listAttempts(
 const RECORD_SQL = `
 WITH result AS (
   SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::int[],
-                       $8::timestamptz[], $9::boolean[], $10::int[], $11::real[], $12::text[], $13::text[],
-                       $14::timestamptz[])
+                       $8::timestamptz[], $9::boolean[], $10::int[], $11::text[], $12::real[], $13::text[],
+                       $14::text[], $15::timestamptz[])
     AS r(delivery_id, lease_token, endpoint_id, event_id, event_type, trigger, attempt, attempted_at, succeeded,
-         status_code, duration_ms, error, outcome, next_attempt_at)
+         status_code, response_excerpt, duration_ms, error, outcome, next_attempt_at)
 ), updated AS (
   UPDATE webhook_deliveries delivery
      SET status = CASE result.outcome WHEN 'retry' THEN 'pending' ELSE result.outcome END,
@@ -152,9 +157,9 @@ WITH result AS (
   RETURNING delivery.id
 ), logged AS (
   INSERT INTO webhook_delivery_attempts (endpoint_id, delivery_id, event_id, event_type, trigger, attempt,
-                                         attempted_at, succeeded, status_code, duration_ms, error)
+                                         attempted_at, succeeded, status_code, response_excerpt, duration_ms, error)
   SELECT endpoint_id, delivery_id, event_id, event_type, trigger, attempt, attempted_at, succeeded, status_code,
-         duration_ms, error
+         response_excerpt, duration_ms, error
     FROM result
    -- A delivery deleted meanwhile (its endpoint or event is gone) has nothing left to log against.
    WHERE EXISTS (SELECT 1 FROM webhook_deliveries delivery WHERE delivery.id = result.delivery_id)
@@ -171,7 +176,7 @@ WITH result AS (
               ELSE coalesce(endpoint.failing_since, per_endpoint.first_failure) END AS failing_since,
          endpoint.is_active AND NOT per_endpoint.any_success AND per_endpoint.gave_up
            AND coalesce(endpoint.failing_since, per_endpoint.first_failure)
-               <= per_endpoint.last_attempt - make_interval(secs => $15::double precision / 1000) AS disable,
+               <= per_endpoint.last_attempt - make_interval(secs => $16::double precision / 1000) AS disable,
          per_endpoint.last_attempt
     FROM webhook_endpoints endpoint JOIN per_endpoint ON per_endpoint.endpoint_id = endpoint.id
 )
@@ -194,6 +199,7 @@ type AttemptRow = {
   attempted_at: Date;
   succeeded: boolean;
   status_code: number | null;
+  response_excerpt: string | null;
   duration_ms: number;
   error: string | null;
 };
@@ -209,6 +215,7 @@ function toLoggedAttempt(row: AttemptRow): LoggedAttempt {
     attemptedAt: row.attempted_at,
     succeeded: row.succeeded,
     statusCode: row.status_code,
+    responseExcerpt: row.response_excerpt,
     durationMs: row.duration_ms,
     error: row.error,
   };

@@ -42,6 +42,8 @@ export interface EventFilters {
   type?: EventType | undefined;
   transferId?: number | undefined;
   deliverySuccess?: boolean | undefined;
+  /** Only events sent (or being sent) to this endpoint. */
+  endpointId?: number | undefined;
 }
 
 /** Why a resend did not happen. */
@@ -68,7 +70,9 @@ export async function listEvents(
 ): Promise<{ items: ListedEvent[]; total: number }> {
   const where = `event.integration_id = $1 AND event.mode = $2 AND event.created_at >= $3
     AND ($4::text IS NULL OR event.type = $4) AND ($5::bigint IS NULL OR event.transfer_id = $5)
-    AND ($6::boolean IS NULL OR ${DELIVERY_SUCCESS} = $6)`;
+    AND ($6::boolean IS NULL OR ${DELIVERY_SUCCESS} = $6)
+    AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM webhook_deliveries delivery
+                                        WHERE delivery.event_id = event.id AND delivery.endpoint_id = $7))`;
   const params = [
     owner.integrationId,
     owner.mode,
@@ -76,6 +80,7 @@ export async function listEvents(
     filters.type ?? null,
     filters.transferId ?? null,
     filters.deliverySuccess ?? null,
+    filters.endpointId ?? null,
   ];
   const { rows, total } = await readPage<{ id: string; payload: Record<string, unknown>; success: boolean }>(
     db,

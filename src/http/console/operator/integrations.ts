@@ -9,8 +9,8 @@ import {
 import type { Cluster } from '../../../platform/platform.ts';
 import type { ApiKeyRecord, IntegrationRecord, IntegrationStore } from '../../../store/integrations.ts';
 import { issueApiKey } from '../../../use-cases/api-keys.ts';
+import { formField as field } from '../form.ts';
 import { duration, sol, utc } from '../present.ts';
-import { field } from '../sign-in.ts';
 import { operatorErrorPage } from './errors.ts';
 import { operatorPageData } from './layout.ts';
 

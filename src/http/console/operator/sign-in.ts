@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isAdminToken } from '../../admin-auth.ts';
-import { field } from '../sign-in.ts';
+import { formField as field } from '../form.ts';
 import { OPERATOR_HOME, operatorPageData } from './layout.ts';
 import {
   isOperatorPath,

@@ -2,13 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { minimumClaimLamports } from '../../../domain/rewards.ts';
-import { type ClaimDeps, claimRewards } from '../../../use-cases/claim-rewards.ts';
+import { CLAIM_WAIT_MS, type ClaimDeps, claimRewards } from '../../../use-cases/claim-rewards.ts';
 import { limit } from '../../rate-limit.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { claimSchema, claimView } from '../../schemas/rewards.ts';
-
-/** How long a claim request waits for its payout to land before answering it `pending`. */
-const DEFAULT_WAIT_MS = 20_000;
 
 /** `POST /rewards/claim`: pays everything claimable to the rewards wallet. */
 export async function claimEndpoint(
@@ -39,7 +36,7 @@ export async function claimEndpoint(
           minimumLamports: minimumClaimLamports(settings, deps.minClaimLamports),
           request: { apiKeyId, idempotencyKey },
         },
-        { waitMs: deps.claimWaitMs ?? DEFAULT_WAIT_MS, log: request.log },
+        { waitMs: deps.claimWaitMs ?? CLAIM_WAIT_MS, log: request.log },
       );
       return { claim: claimView(claim) };
     },
