@@ -61,6 +61,10 @@ export interface AppConfig {
   fundingPollMs?: number;
   /** REWARDS_MIN_CLAIM_LAMPORTS (1,000,000 unless configured). */
   rewardsMinClaimLamports?: bigint;
+  /** The console's cookies are Secure whatever a request's protocol (MODE=production: behind a TLS front). */
+  secureCookies?: boolean;
+  /** Console sign-in attempts allowed per address a minute (10 unless tests raise it). */
+  consoleSignInsPerMinute?: number;
 }
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
@@ -175,6 +179,10 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
       chain: deps.chain,
       platform: deps.platform,
       clock: deps.clock,
+      secureCookies: deps.config.secureCookies ?? false,
+      ...(deps.config.consoleSignInsPerMinute
+        ? { signInsPerMinute: deps.config.consoleSignInsPerMinute }
+        : {}),
       ...(adminToken ? { operator: operatorDeps(deps, adminToken) } : {}),
       webhooks: {
         sender: deps.webhookSender,

@@ -87,6 +87,7 @@ async function appDeps(
   return {
     config: {
       bodyLimitBytes: config.http.bodyLimitBytes,
+      secureCookies: config.mode === 'production',
       timeouts: config.http.timeouts,
       metricsEnabled: config.metricsEnabled,
       authCacheMs: config.authCacheMs,

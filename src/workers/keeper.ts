@@ -217,6 +217,11 @@ async function advanceDueRoutes(
         more = true;
       }
     }
+  } catch (error) {
+    // A failed claim or clock read ends the round, but not before the routes in hand are done:
+    // the next round must not take more than `concurrency`, nor a stop leave them running.
+    await Promise.allSettled(inFlight);
+    throw error;
   } finally {
     cancel.abort();
     due?.catch(() => {});

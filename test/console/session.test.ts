@@ -62,6 +62,27 @@ describe('console sessions', () => {
     assert.equal((await list(cookie)).statusCode, 303);
   });
 
+  test('a page refreshing itself keeps no session alive: an unattended tab’s session lapses', async () => {
+    const cookie = await signIn();
+    const refresh = () =>
+      t.app.inject({
+        method: 'GET',
+        url: '/dashboard/transfers',
+        headers: { cookie, 'hx-request': 'true' },
+      });
+    for (let minutes = 30; minutes < 120; minutes += 30) {
+      t.clock.advance(HOUR / 2);
+      assert.equal((await refresh()).statusCode, 200, `refreshed after ${minutes} min`);
+    }
+    t.clock.advance(HOUR / 2);
+    const lapsed = await refresh();
+    assert.equal(lapsed.statusCode, 200);
+    assert.equal(
+      lapsed.headers['hx-redirect'],
+      '/dashboard/sign-in?ended=expired&next=%2Fdashboard%2Ftransfers',
+    );
+  });
+
   test('a page part refreshing by itself is sent to sign in by htmx’s redirect header', async () => {
     const response = await list('tr_console=unknown', { 'hx-request': 'true' });
     assert.equal(response.statusCode, 200);
@@ -108,5 +129,69 @@ describe('console sessions', () => {
     const api = await t.app.inject({ method: 'GET', url: '/api/v1/transfers', headers: { cookie } });
     assert.equal(api.statusCode, 401, 'a console session is no API credential');
     assert.equal(api.json().error.code, 'MH_001');
+  });
+});
+
+describe('console sessions in production', () => {
+  test('the session cookie is Secure, HttpOnly, SameSite=Strict and the console’s alone, though the request came as HTTP from a TLS front', async () => {
+    const t = await createTestApp({ config: { secureCookies: true } });
+    try {
+      const caller = await t.newCaller('test');
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: {
+          host: 'console.test',
+          origin: ORIGIN,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: new URLSearchParams({ apiKey: caller.key }).toString(),
+      });
+      assert.equal(response.statusCode, 303, response.body);
+      const cookie = response.cookies.find((entry) => entry.name === 'tr_console');
+      assert.deepEqual(
+        {
+          secure: cookie?.secure,
+          httpOnly: cookie?.httpOnly,
+          sameSite: cookie?.sameSite,
+          path: cookie?.path,
+        },
+        { secure: true, httpOnly: true, sameSite: 'Strict', path: '/dashboard' },
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('console sign-ins', () => {
+  test('are limited per address: past the limit a minute, the sign-in page says to wait, and no key is checked', async () => {
+    const t = await createTestApp({ config: { consoleSignInsPerMinute: 3 } });
+    try {
+      const caller = await t.newCaller('test');
+      const signIn = (apiKey: string, remoteAddress = '203.0.113.7') =>
+        t.app.inject({
+          method: 'POST',
+          url: '/dashboard/sign-in',
+          remoteAddress,
+          headers: {
+            host: 'console.test',
+            origin: ORIGIN,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          payload: new URLSearchParams({ apiKey }).toString(),
+        });
+      for (let attempt = 0; attempt < 3; attempt++) {
+        assert.equal((await signIn(`tr_test_${'x'.repeat(32)}`)).statusCode, 401, `guess ${attempt + 1}`);
+      }
+      const limited = await signIn(caller.key);
+      assert.equal(limited.statusCode, 429);
+      assert.match(limited.headers['content-type'] ?? '', /text\/html/);
+      assert.match(limited.body, /Too many sign-in attempts from this address\. Try again in \d+ s\./);
+      assert.equal(limited.cookies.length, 0, 'even the right key opens no session');
+      assert.equal((await signIn(caller.key, '203.0.113.8')).statusCode, 303, 'another address signs in');
+    } finally {
+      await t.close();
+    }
   });
 });

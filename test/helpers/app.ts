@@ -177,6 +177,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       quoteTtlMs: 15 * 60 * 1000,
       feeSchedule: DEFAULT_FEE_SCHEDULE,
       webhookPolicy,
+      // Browser tests sign in many times a minute from one address; one test checks the limit.
+      consoleSignInsPerMinute: 1_000,
       ...options.config,
     },
     db,

@@ -18,7 +18,7 @@ class Weather extends Error {}
 /** A node answering each send with the next of `sends` (the last one after), each status read likewise. */
 function scriptedNode(script: {
   sends: (SendAnswer<string> | Error)[];
-  statuses: (LandingStatus | null)[];
+  statuses: (LandingStatus | null | Error)[];
   blockHeight?: () => bigint;
 }) {
   const calls = { sends: 0, statuses: 0, historySearches: 0 };
@@ -32,7 +32,9 @@ function scriptedNode(script: {
     },
     async getSignatureStatus(_signature, options) {
       if (options.searchTransactionHistory) calls.historySearches += 1;
-      return next(script.statuses, calls.statuses++);
+      const answer = next(script.statuses, calls.statuses++);
+      if (answer instanceof Error) throw answer;
+      return answer;
     },
     getBlockHeight: async () => script.blockHeight?.() ?? 50n,
     isWeather: (error) => error instanceof Weather,
@@ -116,4 +118,20 @@ test('expired only once past its last valid block height and the history does no
   });
   assert.deepEqual(await landTransaction(valid.rpc, transaction, { pollMs: 0 }), { kind: 'landed' });
   assert.equal(valid.calls.historySearches, 0);
+});
+
+test("a status read spoiled by the node's weather is a look missed; five in a row end the landing with it", async () => {
+  const throttled = new Weather('429 Too Many Requests');
+  const spoiled = scriptedNode({
+    sends: ['sent'],
+    statuses: [null, throttled, throttled, throttled, throttled, confirmed],
+  });
+  assert.deepEqual(await landTransaction(spoiled.rpc, transaction, { pollMs: 0 }), { kind: 'landed' });
+  const down = scriptedNode({ sends: ['sent'], statuses: [null, throttled] });
+  await assert.rejects(landTransaction(down.rpc, transaction, { pollMs: 0 }), throttled);
+  assert.equal(down.calls.statuses, 6, 'the first look, then five spoiled');
+  const broken = new Error('not weather');
+  const refused = scriptedNode({ sends: ['sent'], statuses: [null, broken] });
+  await assert.rejects(landTransaction(refused.rpc, transaction, { pollMs: 0 }), broken);
+  assert.equal(refused.calls.statuses, 2, 'anything else ends it at once');
 });

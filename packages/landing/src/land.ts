@@ -124,7 +124,8 @@ export async function landTransaction<R>(
   }
   options.onSent?.();
   let sentAt = now();
-  for (;;) {
+  /** One look at the transaction: what became of it, or undefined while it is on its way. */
+  const look = async (): Promise<LandingOutcome<R> | undefined> => {
     const status = await rpc.getSignatureStatus(signature, { signal, searchTransactionHistory: false });
     if (settled(status)) return outcomeOf(status);
     if ((await rpc.getBlockHeight({ signal })) > transaction.validUntil) {
@@ -142,6 +143,26 @@ export async function landTransaction<R>(
       });
       sentAt = now();
     }
+    return undefined;
+  };
+  // A look the node's weather spoiled is a look missed (a sender reading many statuses in one call
+  // shares its bad moments); only MAX_MISSED_LOOKS in a row end the landing with that weather.
+  let missed = 0;
+  for (;;) {
+    const outcome = await look().then(
+      (seen) => {
+        missed = 0;
+        return seen;
+      },
+      (error: unknown) => {
+        if (!rpc.isWeather(error) || ++missed >= MAX_MISSED_LOOKS) throw error;
+        return undefined;
+      },
+    );
+    if (outcome) return outcome;
     await pause(options.pollMs ?? 400, signal);
   }
 }
+
+/** Looks in a row that a node's weather may spoil before landing gives up with it. */
+const MAX_MISSED_LOOKS = 5;

@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
+import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import type { Address } from '@solana/kit';
 import { Eta } from 'eta';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.ts';
+import { AppError } from '../../domain/errors.ts';
 import type { Cluster } from '../../platform/platform.ts';
 import type { Store } from '../../store/index.ts';
 import type { ClaimDeps } from '../../use-cases/claim-rewards.ts';
@@ -18,7 +20,12 @@ import { errorPage, registerConsoleErrors } from './errors.ts';
 import { HTMX_DIR, HTMX_PREFIX } from './layout.ts';
 import { isRefresh } from './live.ts';
 import { type OperatorDeps, operatorPlugin } from './operator/index.ts';
-import { createConsoleSessions, isSameOrigin, signInLocation } from './session.ts';
+import {
+  createConsoleSessions,
+  DEFAULT_SIGN_INS_PER_MINUTE,
+  isSameOrigin,
+  signInLocation,
+} from './session.ts';
 import { signInPages } from './sign-in.ts';
 import { createTransferDetails, type DetailsChain } from './transfer-details.ts';
 import { transferListPage } from './transfer-list-page.ts';
@@ -37,6 +44,13 @@ export interface ConsoleDeps {
   chain: DetailsChain;
   platform: { cluster: Cluster; programAddress: Address };
   clock: Clock;
+  /**
+   * Session cookies are Secure whatever a request's protocol says: in production the console is
+   * served over HTTPS by a TLS front, and requests reach the service as plain HTTP.
+   */
+  secureCookies: boolean;
+  /** Sign-in attempts allowed per address a minute, per process (default 10). */
+  signInsPerMinute?: number;
   /** The operator's pages (/dashboard/operator), served only where an admin token is configured. */
   operator?: OperatorDeps;
   /** How the API registers and tests webhook endpoints: its sender, network policy and ping timeout. */
@@ -60,7 +74,12 @@ export function consolePlugin(deps: ConsoleDeps) {
     });
     await registerPlumbing(app);
     registerConsoleErrors(app);
-    const sessions = createConsoleSessions({ sessions: deps.store.consoleSessions, clock: deps.clock });
+    const signInsPerMinute = deps.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE;
+    const sessions = createConsoleSessions({
+      sessions: deps.store.consoleSessions,
+      clock: deps.clock,
+      secureCookies: deps.secureCookies,
+    });
     // Every form posts back to the console itself; anything else is refused before it runs.
     app.addHook('onRequest', async (request, reply) => {
       if (request.method === 'POST' && !isSameOrigin(request)) {
@@ -68,8 +87,14 @@ export function consolePlugin(deps: ConsoleDeps) {
       }
     });
     app.get('/', async (_request, reply) => reply.redirect('/dashboard/transfers', 303));
-    await app.register(signInPages, { sessions, authenticateKey: deps.authenticateKey });
-    if (deps.operator) await app.register(operatorPlugin(deps.operator), { prefix: '/operator' });
+    await app.register(signInPages, { sessions, authenticateKey: deps.authenticateKey, signInsPerMinute });
+    if (deps.operator)
+      await app.register(
+        operatorPlugin({ ...deps.operator, secureCookies: deps.secureCookies, signInsPerMinute }),
+        {
+          prefix: '/operator',
+        },
+      );
     const details = createTransferDetails({
       transfers: deps.store.transfers,
       deliveries: deps.store.deliveries,
@@ -149,6 +174,16 @@ async function registerPlumbing(app: FastifyInstance) {
     // Not `no-referrer`: browsers then send `Origin: null` with the console's own form posts, which
     // the cross-site check must be able to tell from another site's.
     referrerPolicy: { policy: 'same-origin' },
+  });
+  // Sign-ins are limited per address (in this process): an API key or the admin token cannot be
+  // guessed at the network's pace. Routes opt in (`signInLimit`, session.ts).
+  await app.register(fastifyRateLimit, {
+    global: false,
+    errorResponseBuilder: (_request, context) =>
+      new AppError(
+        'MH_004',
+        `Too many sign-in attempts from this address. Try again in ${Math.ceil(context.ttl / 1000)} s.`,
+      ),
   });
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: 4096 });

@@ -4,6 +4,7 @@ import type { Clock } from '../../domain/clock.ts';
 import { isAppError } from '../../domain/errors.ts';
 import type { ConsoleSessionStore } from '../../store/console-sessions.ts';
 import { type AuthContext, admitPrincipal } from '../auth.ts';
+import { isRefresh } from './live.ts';
 
 /*
  * Console sessions, as Stripe's dashboard keeps them: the API key is sent once, in the sign-in
@@ -41,12 +42,17 @@ declare module 'fastify' {
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
 /** Opens, finds and ends console sessions. */
-export function createConsoleSessions(deps: { sessions: ConsoleSessionStore; clock: Clock }) {
+export function createConsoleSessions(deps: {
+  sessions: ConsoleSessionStore;
+  clock: Clock;
+  /** Secure cookies whatever the request's protocol (production, behind a TLS front). */
+  secureCookies: boolean;
+}) {
   const cookieOptions = (request: FastifyRequest) => ({
     path: COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: request.protocol === 'https',
+    secure: deps.secureCookies || request.protocol === 'https',
   });
 
   return {
@@ -82,7 +88,8 @@ export function createConsoleSessions(deps: { sessions: ConsoleSessionStore; clo
         await deps.sessions.close(tokenHash);
         return { ended: error.code === 'MH_003' ? 'suspended' : 'revoked' };
       }
-      if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
+      // A page refreshing itself is no use of the session: an unattended tab lets it lapse.
+      if (!isAutoRefresh(request) && now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
         const ends = Math.min(session.createdAt.getTime() + LIFETIME_MS, now.getTime() + IDLE_MS);
         await deps.sessions.touch(tokenHash, now, new Date(ends));
       }
@@ -99,6 +106,15 @@ export function createConsoleSessions(deps: { sessions: ConsoleSessionStore; clo
 }
 
 export type ConsoleSessions = ReturnType<typeof createConsoleSessions>;
+
+/** Sign-in attempts allowed per address a minute unless the service says otherwise. */
+export const DEFAULT_SIGN_INS_PER_MINUTE = 10;
+
+/** A sign-in form's route limit: `perMinute` attempts per address (the console registers the plugin). */
+export const signInLimit = (perMinute: number) => ({ rateLimit: { max: perMinute, timeWindow: 60_000 } });
+
+/** Whether htmx is refreshing a live part of a page on its own (its actions are POSTs). */
+export const isAutoRefresh = (request: FastifyRequest) => request.method === 'GET' && isRefresh(request);
 
 /**
  * Whether a state-changing request comes from the console's own pages: its `Origin` (or, when a

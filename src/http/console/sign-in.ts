@@ -3,7 +3,13 @@ import { isAppError } from '../../domain/errors.ts';
 import type { AuthContext } from '../auth.ts';
 import { formField as field } from './form.ts';
 import { pageData } from './layout.ts';
-import { type ConsoleSessions, type EndedReason, isConsolePath, signInLocation } from './session.ts';
+import {
+  type ConsoleSessions,
+  type EndedReason,
+  isConsolePath,
+  signInLimit,
+  signInLocation,
+} from './session.ts';
 
 /** Why the sign-in page is shown again, in words. */
 const ENDED_MESSAGES: Record<EndedReason, string> = {
@@ -22,7 +28,11 @@ const HOME = '/dashboard/transfers';
  */
 export async function signInPages(
   app: FastifyInstance,
-  deps: { sessions: ConsoleSessions; authenticateKey(key: string): Promise<AuthContext> },
+  deps: {
+    sessions: ConsoleSessions;
+    authenticateKey(key: string): Promise<AuthContext>;
+    signInsPerMinute: number;
+  },
 ) {
   const show = (
     reply: FastifyReply,
@@ -35,11 +45,14 @@ export async function signInPages(
     const next = typeof query.next === 'string' && isConsolePath(query.next) ? query.next : HOME;
     const found = await deps.sessions.resolve(request);
     if ('auth' in found) return reply.redirect(next, 303);
-    const ended = typeof query.ended === 'string' ? ENDED_MESSAGES[query.ended as EndedReason] : undefined;
+    const ended =
+      typeof query.ended === 'string' && Object.hasOwn(ENDED_MESSAGES, query.ended)
+        ? ENDED_MESSAGES[query.ended as EndedReason]
+        : undefined;
     return show(reply, 200, { next, ...(ended ? { notice: ended } : {}) });
   });
 
-  app.post('/sign-in', async (request, reply) => {
+  app.post('/sign-in', { config: signInLimit(deps.signInsPerMinute) }, async (request, reply) => {
     const key = field(request.body, 'apiKey').trim();
     const nextField = field(request.body, 'next');
     const next = isConsolePath(nextField) ? nextField : HOME;

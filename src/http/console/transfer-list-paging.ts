@@ -44,7 +44,7 @@ function decode(cursor: string | undefined): Cursor | undefined {
 
 /**
  * The page of the owner's transfers at `cursor` (the first without one), newest first. A cursor
- * whose transfer is not the owner's, or any more in the list, starts again at the first page.
+ * whose transfer is not the owner's, or past which nothing is left, starts again at the first page.
  */
 export async function readTransferPage(
   transfers: Pick<TransferStore, 'list'>,
@@ -62,6 +62,8 @@ export async function readTransferPage(
   const page = (await transfers.list(owner, filters, request)) ?? (at ? null : undefined);
   if (page === null) return readTransferPage(transfers, owner, filters, undefined);
   if (page === undefined) throw new Error('the first page of a listing has no cursor to miss');
+  // Nothing left past the cursor (its neighbours changed status): the first page, not a dead end.
+  if (at && page.items.length === 0) return readTransferPage(transfers, owner, filters, undefined);
   const first = page.items[0];
   const last = page.items.at(-1);
   const before = at?.direction === 'before';

@@ -18,7 +18,7 @@ import {
 } from './present.ts';
 import type { TransferDetails, TransferDetailsReader } from './transfer-details.ts';
 
-const params = z.object({ transferId: z.string().regex(/^[1-9]\d{0,15}$/) });
+const params = z.object({ transferId: z.string().regex(/^[1-9]\d{0,14}$/) });
 
 /** The page's figures, formatted: what a template only prints. */
 function present(details: TransferDetails) {

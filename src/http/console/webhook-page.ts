@@ -10,7 +10,7 @@ import { contentVersion, isRefresh, isUnchanged } from './live.ts';
 import { deliveryLabel, duration, outcomeTone, utc } from './present.ts';
 import type { WebhookDetails, WebhookDetailsReader } from './webhook-details.ts';
 
-const params = z.object({ endpointId: z.string().regex(/^[1-9]\d{0,15}$/) });
+const params = z.object({ endpointId: z.string().regex(/^[1-9]\d{0,14}$/) });
 
 /** The endpoint id of a request's path, or null when it cannot be one. */
 export function endpointIdOf(request: FastifyRequest): number | null {

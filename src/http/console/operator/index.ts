@@ -5,6 +5,7 @@ import type { PlatformAdmin } from '../../../platform/admin.ts';
 import type { Platform } from '../../../platform/platform.ts';
 import type { Store } from '../../../store/index.ts';
 import { isRefresh } from '../live.ts';
+import { DEFAULT_SIGN_INS_PER_MINUTE } from '../session.ts';
 import { registerOperatorErrors } from './errors.ts';
 import { integrationPages } from './integrations.ts';
 import { keeperPage } from './keeper.ts';
@@ -23,6 +24,10 @@ export interface OperatorDeps {
   /** The chain's clock: keeper work falls due by it. */
   chain: ClockReader;
   clock: Clock;
+  /** Session cookies Secure whatever the request's protocol (see the console's deps). */
+  secureCookies?: boolean;
+  /** Sign-in attempts allowed per address a minute (see the console's deps). */
+  signInsPerMinute?: number;
 }
 
 /**
@@ -38,9 +43,14 @@ export function operatorPlugin(deps: OperatorDeps) {
       sessions: deps.store.consoleSessions,
       clock: deps.clock,
       adminToken: deps.adminToken,
+      secureCookies: deps.secureCookies ?? false,
     });
     app.get('/', async (_request, reply) => reply.redirect(OPERATOR_HOME, 303));
-    await app.register(operatorSignInPages, { sessions, adminToken: deps.adminToken });
+    await app.register(operatorSignInPages, {
+      sessions,
+      adminToken: deps.adminToken,
+      signInsPerMinute: deps.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE,
+    });
     await app.register(async (pages) => {
       pages.addHook('onRequest', async (request, reply) => {
         const found = await sessions.resolve(request);

@@ -14,7 +14,7 @@ import { duration, sol, utc } from '../present.ts';
 import { operatorErrorPage } from './errors.ts';
 import { operatorPageData } from './layout.ts';
 
-const idParams = z.object({ id: z.string().regex(/^[1-9]\d{0,15}$/) });
+const idParams = z.object({ id: z.string().regex(/^[1-9]\d{0,14}$/) });
 
 /** What an action's redirect says was done, shown once on the integration's page. */
 const DONE_MESSAGES = {
@@ -154,7 +154,7 @@ export async function integrationPages(app: FastifyInstance, deps: IntegrationDe
       const key = keys.find((candidate) => String(candidate.id) === query.key);
       if (key)
         notice = `Key ${key.hint} revoked: it is refused at once, and console sessions opened with it have ended.`;
-    } else if (done && done in DONE_MESSAGES) {
+    } else if (done && Object.hasOwn(DONE_MESSAGES, done)) {
       notice = DONE_MESSAGES[done];
     }
     return reply.view(

@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../../domain/clock.ts';
 import type { ConsoleSessionStore } from '../../../store/console-sessions.ts';
-import { hashToken } from '../session.ts';
+import { hashToken, isAutoRefresh } from '../session.ts';
 
 /*
  * Operator sessions, kept like the integrator's (src/http/console/session.ts) in the console's
@@ -31,12 +31,14 @@ export function createOperatorSessions(deps: {
   sessions: ConsoleSessionStore;
   clock: Clock;
   adminToken: string;
+  /** Secure cookies whatever the request's protocol (production, behind a TLS front). */
+  secureCookies: boolean;
 }) {
   const cookieOptions = (request: FastifyRequest) => ({
     path: COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: request.protocol === 'https',
+    secure: deps.secureCookies || request.protocol === 'https',
   });
   const macOf = (tokenHash: Buffer) => createHmac('sha256', deps.adminToken).update(tokenHash).digest();
 
@@ -72,7 +74,8 @@ export function createOperatorSessions(deps: {
         await deps.sessions.closeOperator(tokenHash);
         return { ended: 'token-changed' };
       }
-      if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
+      // A page refreshing itself is no use of the session: an unattended tab lets it lapse.
+      if (!isAutoRefresh(request) && now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
         const ends = Math.min(session.createdAt.getTime() + LIFETIME_MS, now.getTime() + IDLE_MS);
         await deps.sessions.touch(tokenHash, now, new Date(ends));
       }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isAdminToken } from '../../admin-auth.ts';
 import { formField as field } from '../form.ts';
+import { signInLimit } from '../session.ts';
 import { OPERATOR_HOME, operatorPageData } from './layout.ts';
 import {
   isOperatorPath,
@@ -28,7 +29,7 @@ const WRONG_TOKEN =
  */
 export async function operatorSignInPages(
   app: FastifyInstance,
-  deps: { sessions: OperatorSessions; adminToken: string },
+  deps: { sessions: OperatorSessions; adminToken: string; signInsPerMinute: number },
 ) {
   const show = (
     reply: FastifyReply,
@@ -45,11 +46,13 @@ export async function operatorSignInPages(
     const found = await deps.sessions.resolve(request);
     if ('signedIn' in found) return reply.redirect(next, 303);
     const ended =
-      typeof query.ended === 'string' ? ENDED_MESSAGES[query.ended as OperatorEndedReason] : undefined;
+      typeof query.ended === 'string' && Object.hasOwn(ENDED_MESSAGES, query.ended)
+        ? ENDED_MESSAGES[query.ended as OperatorEndedReason]
+        : undefined;
     return show(reply, 200, { next, ...(ended ? { notice: ended } : {}) });
   });
 
-  app.post('/sign-in', async (request, reply) => {
+  app.post('/sign-in', { config: signInLimit(deps.signInsPerMinute) }, async (request, reply) => {
     const token = field(request.body, 'adminToken').trim();
     const nextField = field(request.body, 'next');
     const next = isOperatorPath(nextField) ? nextField : OPERATOR_HOME;
