@@ -12,15 +12,15 @@ import type { Registry } from 'prom-client';
 import type { Chain } from '../chain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { AppError } from '../domain/errors.ts';
-import type { FeeSchedule } from '../domain/fees.ts';
 import { DEFAULT_MIN_CLAIM_LAMPORTS } from '../domain/rewards.ts';
 import type { PlatformAdmin } from '../platform/admin.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
-import type { WebhookNetworkPolicy, WebhookSender } from '../webhooks/sender.ts';
+import type { WebhookSender } from '../webhooks/sender.ts';
 import { assertAdmin } from './admin-auth.ts';
+import type { AppConfig } from './app-config.ts';
 import { type AuthContext, createAuthenticator, createLiveKeyNotice } from './auth.ts';
 import { consolePlugin } from './console/index.ts';
 import type { OperatorDeps } from './console/operator/index.ts';
@@ -40,32 +40,10 @@ import { type ChangeRunner, createChangeRunner, registerIdempotency } from './id
 import { registerMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { parseQuery, registerJsonParser } from './parsing.ts';
-import { answerUnroutedRequests, createClientErrorHandler, type HttpTimeouts } from './protocol-errors.ts';
+import { answerUnroutedRequests, createClientErrorHandler } from './protocol-errors.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRequestIdGenerator } from './request-id.ts';
 import { refuseUndeclaredInput, validatorCompiler } from './validation.ts';
-
-export interface AppConfig {
-  bodyLimitBytes: number;
-  /** Connection timeouts: a request that does not arrive in time is answered 408. */
-  timeouts: HttpTimeouts;
-  metricsEnabled: boolean;
-  authCacheMs: number;
-  adminToken: string | undefined;
-  quoteTtlMs: number;
-  feeSchedule: FeeSchedule;
-  webhookPolicy: WebhookNetworkPolicy;
-  /** The reachability ping's timeout when registering an endpoint (5 s unless tests shorten it). */
-  webhookPingTimeoutMs?: number;
-  /** How often funding/confirm looks at the chain while it waits (1 s unless tests shorten it). */
-  fundingPollMs?: number;
-  /** REWARDS_MIN_CLAIM_LAMPORTS (1,000,000 unless configured). */
-  rewardsMinClaimLamports?: bigint;
-  /** The console's cookies are Secure whatever a request's protocol (MODE=production: behind a TLS front). */
-  secureCookies?: boolean;
-  /** Console sign-in attempts allowed per address a minute (10 unless tests raise it). */
-  consoleSignInsPerMinute?: number;
-}
 
 /** Everything the HTTP app needs, passed in so tests and benches can build it around real parts. */
 export interface AppDeps {
@@ -180,9 +158,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
       platform: deps.platform,
       clock: deps.clock,
       secureCookies: deps.config.secureCookies ?? false,
-      ...(deps.config.consoleSignInsPerMinute
-        ? { signInsPerMinute: deps.config.consoleSignInsPerMinute }
-        : {}),
+      signInsPerMinute: deps.config.consoleSignInsPerMinute,
       ...(adminToken ? { operator: operatorDeps(deps, adminToken) } : {}),
       webhooks: {
         sender: deps.webhookSender,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isAppError } from '../../domain/errors.ts';
-import { minimumClaimLamports, type RewardClaim } from '../../domain/rewards.ts';
+import { minimumClaimLamports, type RewardBalances, type RewardClaim } from '../../domain/rewards.ts';
 import type { Cluster } from '../../platform/platform.ts';
 import type { RewardStore } from '../../store/rewards.ts';
 import type { TransferStore, TransferToken } from '../../store/transfers.ts';
@@ -56,6 +56,73 @@ function claimLine(claim: RewardClaim, tokens: ReadonlyMap<string, TransferToken
   };
 }
 
+/** The earnings page, with what an action adds to it: an error, or the claim just made. */
+async function showEarnings(
+  deps: EarningsDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  extras: { status?: number; error?: string; claimId?: number } = {},
+) {
+  const caller = request.consoleCaller;
+  const owner = caller.auth.owner;
+  const page = pageNumber(request.query);
+  const [balances, claims] = await Promise.all([
+    deps.rewards.balances(owner),
+    deps.rewards.listClaims(owner, { limit: CLAIMS_PER_PAGE, offset: (page - 1) * CLAIMS_PER_PAGE }),
+  ]);
+  const mints = new Set([
+    ...balances.tokens.map((token) => token.mint),
+    ...claims.items.flatMap((claim) => claim.tokens.map((token) => token.mint)),
+  ]);
+  const tokens = await deps.transfers.tokens(owner, [...mints]);
+  const minimum = minimumClaimLamports(caller.auth.settings, deps.minClaimLamports);
+  const claimable = balances.lamports.claimable;
+  const lines = claims.items.map((claim) => claimLine(claim, tokens, deps.cluster));
+  const just = extras.claimId === undefined ? undefined : lines.find((line) => line.id === extras.claimId);
+  const data = {
+    title: 'Earnings',
+    wallet: balances.wallet,
+    minimum: sol(minimum),
+    balances: balanceRows(balances, tokens),
+    claimable: sol(claimable),
+    canClaim: balances.wallet !== null && claimable >= minimum,
+    shortBy: claimable < minimum ? sol(minimum - claimable) : null,
+    requestKey: formRequestKey(),
+    claims: lines,
+    claimTotal: claims.total,
+    previous: page > 1 ? page - 1 : null,
+    next: page * CLAIMS_PER_PAGE < claims.total ? page + 1 : null,
+    just,
+    error: extras.error,
+  };
+  reply.header('cache-control', 'no-store');
+  return reply.code(extras.status ?? 200).view('earnings', pageData(caller, data, 'earnings'));
+}
+
+/** The balances table: SOL, then each mint's tokens. */
+function balanceRows(balances: RewardBalances, tokens: ReadonlyMap<string, TransferToken>) {
+  return [
+    {
+      asset: 'SOL',
+      what: 'Flat fee shares',
+      accrued: sol(balances.lamports.accrued),
+      claimed: sol(balances.lamports.claimed),
+      claimable: sol(balances.lamports.claimable),
+    },
+    ...balances.tokens.map((token) => {
+      const show = (raw: bigint) => amountOf(token.mint, raw, tokens).amount;
+      return {
+        asset: amountOf(token.mint, 0n, tokens).name,
+        mint: token.mint,
+        what: 'Percentage fee shares',
+        accrued: show(token.accruedRaw),
+        claimed: show(token.claimedRaw),
+        claimable: show(token.claimableRaw),
+      };
+    }),
+  ];
+}
+
 /**
  * `GET /dashboard/earnings`: the signed-in key's rewards as `GET /rewards` reads them (accrued,
  * claimed, claimable; lamports and each mint's tokens), the claim form, and the claims with their
@@ -64,65 +131,8 @@ function claimLine(claim: RewardClaim, tokens: ReadonlyMap<string, TransferToken
  * answers the same claim.
  */
 export async function earningsPage(app: FastifyInstance, deps: EarningsDeps) {
-  async function show(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    extras: { status?: number; error?: string; claimId?: number } = {},
-  ) {
-    const caller = request.consoleCaller;
-    const owner = caller.auth.owner;
-    const page = pageNumber(request.query);
-    const [balances, claims] = await Promise.all([
-      deps.rewards.balances(owner),
-      deps.rewards.listClaims(owner, { limit: CLAIMS_PER_PAGE, offset: (page - 1) * CLAIMS_PER_PAGE }),
-    ]);
-    const mints = new Set([
-      ...balances.tokens.map((token) => token.mint),
-      ...claims.items.flatMap((claim) => claim.tokens.map((token) => token.mint)),
-    ]);
-    const tokens = await deps.transfers.tokens(owner, [...mints]);
-    const minimum = minimumClaimLamports(caller.auth.settings, deps.minClaimLamports);
-    const claimable = balances.lamports.claimable;
-    const lines = claims.items.map((claim) => claimLine(claim, tokens, deps.cluster));
-    const just = extras.claimId === undefined ? undefined : lines.find((line) => line.id === extras.claimId);
-    const data = {
-      title: 'Earnings',
-      wallet: balances.wallet,
-      minimum: sol(minimum),
-      balances: [
-        {
-          asset: 'SOL',
-          what: 'Flat fee shares',
-          accrued: sol(balances.lamports.accrued),
-          claimed: sol(balances.lamports.claimed),
-          claimable: sol(claimable),
-        },
-        ...balances.tokens.map((token) => {
-          const show = (raw: bigint) => amountOf(token.mint, raw, tokens).amount;
-          return {
-            asset: amountOf(token.mint, 0n, tokens).name,
-            mint: token.mint,
-            what: 'Percentage fee shares',
-            accrued: show(token.accruedRaw),
-            claimed: show(token.claimedRaw),
-            claimable: show(token.claimableRaw),
-          };
-        }),
-      ],
-      claimable: sol(claimable),
-      canClaim: balances.wallet !== null && claimable >= minimum,
-      shortBy: claimable < minimum ? sol(minimum - claimable) : null,
-      requestKey: formRequestKey(),
-      claims: lines,
-      claimTotal: claims.total,
-      previous: page > 1 ? page - 1 : null,
-      next: page * CLAIMS_PER_PAGE < claims.total ? page + 1 : null,
-      just,
-      error: extras.error,
-    };
-    reply.header('cache-control', 'no-store');
-    return reply.code(extras.status ?? 200).view('earnings', pageData(caller, data, 'earnings'));
-  }
+  const show = (request: FastifyRequest, reply: FastifyReply, extras?: Parameters<typeof showEarnings>[3]) =>
+    showEarnings(deps, request, reply, extras);
 
   app.get('/earnings', async (request, reply) => {
     const claim = formField(request.query, 'claim');

@@ -50,7 +50,7 @@ export interface ConsoleDeps {
    */
   secureCookies: boolean;
   /** Sign-in attempts allowed per address a minute, per process (default 10). */
-  signInsPerMinute?: number;
+  signInsPerMinute?: number | undefined;
   /** The operator's pages (/dashboard/operator), served only where an admin token is configured. */
   operator?: OperatorDeps;
   /** How the API registers and tests webhook endpoints: its sender, network policy and ping timeout. */

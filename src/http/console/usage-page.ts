@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.ts';
+import type { Owner } from '../../domain/integration.ts';
 import { TRANSFER_STATUSES } from '../../domain/transfer.ts';
 import { USAGE_COUNT_FIELDS } from '../../domain/usage.ts';
 import type { RewardStore } from '../../store/rewards.ts';
@@ -24,105 +25,106 @@ function tokenOf(mint: string, tokens: ReadonlyMap<string, TransferToken>) {
   };
 }
 
+type UsageDeps = {
+  transfers: Pick<TransferStore, 'usage' | 'usageByDay' | 'tokens'>;
+  rewards: Pick<RewardStore, 'revenue' | 'revenueByDay'>;
+  clock: Clock;
+};
+
 /**
  * `GET /dashboard/usage`: the signed-in key's usage over the last 7, 30 or 90 UTC days, as
  * `GET /usage` reports it for that window (the same store functions): volume and revenue day by
  * day as charts, each with a table of its figures, the transfers counted by their status now, and
  * the revenue per mint.
  */
-export async function usagePage(
-  app: FastifyInstance,
-  deps: {
-    transfers: Pick<TransferStore, 'usage' | 'usageByDay' | 'tokens'>;
-    rewards: Pick<RewardStore, 'revenue' | 'revenueByDay'>;
-    clock: Clock;
-  },
-) {
+export async function usagePage(app: FastifyInstance, deps: UsageDeps) {
   app.get('/usage', async (request, reply) => {
     const caller = request.consoleCaller;
-    const owner = caller.auth.owner;
     const asked = Number(formField(request.query, 'days'));
     const days = WINDOWS.find((window) => window === asked) ?? WINDOWS[0];
-    const now = deps.clock.now();
-    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-    const window = { from: new Date(today - (days - 1) * DAY_MS), to: new Date(today + DAY_MS) };
-
-    const [usage, revenue, usageDays, revenueDays] = await Promise.all([
-      deps.transfers.usage(owner, window),
-      deps.rewards.revenue(owner, window),
-      deps.transfers.usageByDay(owner, window),
-      deps.rewards.revenueByDay(owner, window),
-    ]);
-    const tokens = await deps.transfers.tokens(
-      owner,
-      revenue.byMint.map((entry) => entry.mint),
-    );
-    const dayList = Array.from(
-      { length: days },
-      (_, index) => new Date(window.from.getTime() + index * DAY_MS),
-    );
-    const usageOn = (day: Date) => usageDays.find((entry) => entry.day.getTime() === day.getTime());
-    const revenueOn = (day: Date) => revenueDays.find((entry) => entry.day.getTime() === day.getTime());
-
-    const volume = barChart({
-      id: 'volume',
-      title: 'Volume (USD) of completed transfers, by day created',
-      tickFormat: '$,f',
-      total: usd(usage.totalVolumeUsd),
-      days: dayList.map((day): ChartDay => {
-        const value = usageOn(day)?.totalVolumeUsd ?? 0;
-        return { day, value, text: usd(value) };
-      }),
-    });
-    const flatRevenue = barChart({
-      id: 'revenue-sol',
-      title: 'Revenue: flat fee shares (SOL), by day created',
-      tickFormat: ',f',
-      total: sol(revenue.lamports),
-      days: dayList.map((day): ChartDay => {
-        const lamports = revenueOn(day)?.lamports ?? 0n;
-        return { day, value: plotted(lamports, 9), text: sol(lamports) };
-      }),
-    });
-    const mintRevenue = revenue.byMint.map((entry, index) => {
-      const token = tokenOf(entry.mint, tokens);
-      return barChart({
-        id: `revenue-mint-${index + 1}`,
-        title: `Revenue: percentage fee shares (${token.name}), by day created`,
-        tickFormat: ',f',
-        total: token.show(entry.amountRaw),
-        days: dayList.map((day): ChartDay => {
-          const raw = revenueOn(day)?.byMint.find((item) => item.mint === entry.mint)?.amountRaw ?? 0n;
-          return { day, value: token.plot(raw), text: token.show(raw) };
-        }),
-      });
-    });
-
-    const data = {
-      title: 'Usage',
-      days,
-      windows: WINDOWS.map((window) => ({ days: window, current: window === days })),
-      range: `${utcDay(window.from)} to ${utcDay(new Date(window.to.getTime() - DAY_MS))} (UTC)`,
-      totals: {
-        transfers: usage.totalTransfers,
-        volume: usd(usage.totalVolumeUsd),
-        revenue: sol(revenue.lamports),
-      },
-      counts: TRANSFER_STATUSES.map((status) => ({
-        status: statusLabel(status),
-        tone: statusTone(status),
-        field: USAGE_COUNT_FIELDS[status],
-        count: usage[USAGE_COUNT_FIELDS[status]],
-      })),
-      byMint: revenue.byMint.map((entry) => ({
-        mint: entry.mint,
-        name: tokenOf(entry.mint, tokens).name,
-        amount: tokenOf(entry.mint, tokens).show(entry.amountRaw),
-        raw: entry.amountRaw.toString(),
-      })),
-      charts: [volume, flatRevenue, ...mintRevenue],
-    };
+    const data = await usageData(deps, caller.auth.owner, days);
     reply.header('cache-control', 'no-store');
     return reply.view('usage', pageData(caller, data, 'usage'));
   });
+}
+
+/** The page's figures for the `days` ending today (UTC). */
+async function usageData(deps: UsageDeps, owner: Owner, days: number) {
+  const now = deps.clock.now();
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const window = { from: new Date(today - (days - 1) * DAY_MS), to: new Date(today + DAY_MS) };
+  const [usage, revenue, usageDays, revenueDays] = await Promise.all([
+    deps.transfers.usage(owner, window),
+    deps.rewards.revenue(owner, window),
+    deps.transfers.usageByDay(owner, window),
+    deps.rewards.revenueByDay(owner, window),
+  ]);
+  const tokens = await deps.transfers.tokens(
+    owner,
+    revenue.byMint.map(({ mint }) => mint),
+  );
+  const dayList = Array.from(
+    { length: days },
+    (_, index) => new Date(window.from.getTime() + index * DAY_MS),
+  );
+  const sameDay = (day: Date) => (entry: { day: Date }) => entry.day.getTime() === day.getTime();
+  const usageOn = (day: Date) => usageDays.find(sameDay(day));
+  const revenueOn = (day: Date) => revenueDays.find(sameDay(day));
+
+  const volume = barChart({
+    id: 'volume',
+    title: 'Volume (USD) of completed transfers, by day created',
+    tickFormat: '$,f',
+    total: usd(usage.totalVolumeUsd),
+    days: dayList.map((day): ChartDay => {
+      const value = usageOn(day)?.totalVolumeUsd ?? 0;
+      return { day, value, text: usd(value) };
+    }),
+  });
+  const flatRevenue = barChart({
+    id: 'revenue-sol',
+    title: 'Revenue: flat fee shares (SOL), by day created',
+    tickFormat: ',f',
+    total: sol(revenue.lamports),
+    days: dayList.map((day): ChartDay => {
+      const lamports = revenueOn(day)?.lamports ?? 0n;
+      return { day, value: plotted(lamports, 9), text: sol(lamports) };
+    }),
+  });
+  const mintRevenue = revenue.byMint.map((entry, index) => {
+    const token = tokenOf(entry.mint, tokens);
+    return barChart({
+      id: `revenue-mint-${index + 1}`,
+      title: `Revenue: percentage fee shares (${token.name}), by day created`,
+      tickFormat: ',f',
+      total: token.show(entry.amountRaw),
+      days: dayList.map((day): ChartDay => {
+        const raw = revenueOn(day)?.byMint.find((item) => item.mint === entry.mint)?.amountRaw ?? 0n;
+        return { day, value: token.plot(raw), text: token.show(raw) };
+      }),
+    });
+  });
+
+  return {
+    title: 'Usage',
+    days,
+    windows: WINDOWS.map((window) => ({ days: window, current: window === days })),
+    range: `${utcDay(window.from)} to ${utcDay(new Date(window.to.getTime() - DAY_MS))} (UTC)`,
+    totals: {
+      transfers: usage.totalTransfers,
+      volume: usd(usage.totalVolumeUsd),
+      revenue: sol(revenue.lamports),
+    },
+    counts: TRANSFER_STATUSES.map((status) => ({
+      status: statusLabel(status),
+      tone: statusTone(status),
+      field: USAGE_COUNT_FIELDS[status],
+      count: usage[USAGE_COUNT_FIELDS[status]],
+    })),
+    byMint: revenue.byMint.map(({ mint, amountRaw }) => {
+      const { name, show } = tokenOf(mint, tokens);
+      return { mint, name, amount: show(amountRaw), raw: amountRaw.toString() };
+    }),
+    charts: [volume, flatRevenue, ...mintRevenue],
+  };
 }

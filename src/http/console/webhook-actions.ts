@@ -30,48 +30,13 @@ export interface WebhookActionDeps {
  * shows the page again with the reason.
  */
 export async function webhookActions(app: FastifyInstance, deps: WebhookActionDeps) {
-  /** Runs an action of the endpoint in the path; its refusal shows the page with the reason. */
-  const act = (
-    run: (request: FastifyRequest, reply: FastifyReply, endpointId: number) => Promise<unknown>,
-  ) => {
-    return async (request: FastifyRequest, reply: FastifyReply) => {
-      const endpointId = endpointIdOf(request);
-      if (endpointId === null) return showWebhook(request, reply, deps, null);
-      try {
-        return await run(request, reply, endpointId);
-      } catch (error) {
-        if (!isAppError(error)) throw error;
-        // The endpoint is gone (or never was this caller's): its page says so.
-        if (error.status === 404 && error.param === 'endpointId')
-          return showWebhook(request, reply, deps, null);
-        return showWebhook(request, reply, deps, endpointId, { status: error.status, error: error.message });
-      }
-    };
-  };
+  const act = (run: EndpointAction) => endpointAction(deps, run);
   const backTo = (reply: FastifyReply, endpointId: number, done: string) =>
     reply.redirect(`/dashboard/webhooks/${endpointId}?done=${done}`, 303);
 
   app.post(
     '/webhooks/:endpointId/rotate-secret',
-    act(async (request, reply, endpointId) => {
-      const chosen = Number(formField(request.body, 'overlapSeconds'));
-      const overlap = OVERLAP_CHOICES.find((choice) => choice.seconds === chosen);
-      if (!overlap) {
-        return showWebhook(request, reply, deps, endpointId, {
-          status: 400,
-          error: 'Choose how long the old secret keeps signing.',
-        });
-      }
-      const rotated = await rotateWebhookSecret(
-        deps,
-        request.consoleCaller.auth.owner,
-        endpointId,
-        overlap.seconds,
-      );
-      return showWebhook(request, reply, deps, endpointId, {
-        secret: { value: rotated.secret, rotated: true },
-      });
-    }),
+    act((request, reply, endpointId) => rotateSecret(deps, request, reply, endpointId)),
   );
 
   app.post(
@@ -118,4 +83,48 @@ export async function webhookActions(app: FastifyInstance, deps: WebhookActionDe
       return reply.redirect(`/dashboard/webhooks?deleted=${endpointId}`, 303);
     }),
   );
+}
+
+/** An action on the endpoint in the path. */
+type EndpointAction = (request: FastifyRequest, reply: FastifyReply, endpointId: number) => Promise<unknown>;
+
+/** Runs an action of the endpoint in the path; its refusal shows the page with the reason. */
+function endpointAction(deps: WebhookActionDeps, run: EndpointAction) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const endpointId = endpointIdOf(request);
+    if (endpointId === null) return showWebhook(request, reply, deps, null);
+    try {
+      return await run(request, reply, endpointId);
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      // The endpoint is gone (or never was this caller's): its page says so.
+      if (error.status === 404 && error.param === 'endpointId')
+        return showWebhook(request, reply, deps, null);
+      return showWebhook(request, reply, deps, endpointId, { status: error.status, error: error.message });
+    }
+  };
+}
+
+/** Rotates the endpoint's secret with the overlap chosen; the page shows the new secret, once. */
+async function rotateSecret(
+  deps: WebhookActionDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpointId: number,
+) {
+  const chosen = Number(formField(request.body, 'overlapSeconds'));
+  const overlap = OVERLAP_CHOICES.find((choice) => choice.seconds === chosen);
+  if (!overlap) {
+    return showWebhook(request, reply, deps, endpointId, {
+      status: 400,
+      error: 'Choose how long the old secret keeps signing.',
+    });
+  }
+  const rotated = await rotateWebhookSecret(
+    deps,
+    request.consoleCaller.auth.owner,
+    endpointId,
+    overlap.seconds,
+  );
+  return showWebhook(request, reply, deps, endpointId, { secret: { value: rotated.secret, rotated: true } });
 }

@@ -103,111 +103,29 @@ interface IntegrationDeps {
 export async function integrationPages(app: FastifyInstance, deps: IntegrationDeps) {
   const { integrations, clock } = deps;
 
-  const showList = async (reply: FastifyReply, status: number, form: { name?: string; error?: string }) => {
-    const listed = await integrations.list();
-    const keys = await integrations.listKeysOf(listed.map((integration) => integration.id));
-    const keysOf = (id: number) => keys.filter((key) => key.integrationId === id);
-    return reply
-      .code(status)
-      .view(
-        'operator/integrations',
-        operatorPageData(
-          true,
-          { title: 'Integrations', rows: listed.map((row) => listRow(row, keysOf(row.id))), form },
-          'integrations',
-        ),
-      );
-  };
-
-  /** The integration a request names, or its 404 page. */
-  const named = async (request: FastifyRequest, reply: FastifyReply) => {
-    const parsed = idParams.safeParse(request.params);
-    const integration = parsed.success ? await integrations.get(Number(parsed.data.id)) : null;
-    if (integration) return integration;
-    await operatorErrorPage(request, reply, 404, {
-      title: 'Integration not found',
-      message: 'There is no integration with this id.',
-    });
-    return null;
-  };
-
-  app.get('/integrations', async (_request, reply) => showList(reply, 200, {}));
+  app.get('/integrations', async (_request, reply) => showList(deps, reply, 200, {}));
 
   app.post('/integrations', async (request, reply) => {
     const name = field(request.body, 'name');
     const parsed = integrationName.safeParse(name);
     if (!parsed.success) {
-      return showList(reply, 400, { name, error: 'Give the integration a name of 1 to 100 characters.' });
+      return showList(deps, reply, 400, {
+        name,
+        error: 'Give the integration a name of 1 to 100 characters.',
+      });
     }
     const created = await integrations.create({ name: parsed.data, settings: {}, now: clock.now() });
     return reply.redirect(`/dashboard/operator/integrations/${created.id}?done=created`, 303);
   });
 
   app.get('/integrations/:id', async (request, reply) => {
-    const integration = await named(request, reply);
-    if (!integration) return reply;
-    const keys = await integrations.listKeys(integration.id);
-    const query = request.query as Record<string, unknown>;
-    const done = typeof query.done === 'string' ? (query.done as Done) : undefined;
-    let notice: string | undefined;
-    if (done === 'revoked') {
-      const key = keys.find((candidate) => String(candidate.id) === query.key);
-      if (key)
-        notice = `Key ${key.hint} revoked: it is refused at once, and console sessions opened with it have ended.`;
-    } else if (done && Object.hasOwn(DONE_MESSAGES, done)) {
-      notice = DONE_MESSAGES[done];
-    }
-    return reply.view(
-      'operator/integration',
-      operatorPageData(
-        true,
-        {
-          title: integration.name,
-          integration: {
-            id: integration.id,
-            name: integration.name,
-            status: integration.status,
-            created: utc(integration.createdAt),
-            updated: utc(integration.updatedAt),
-          },
-          keys: keys.map(keyRow),
-          settings: settingsRows(integration.settings),
-          notice,
-        },
-        'integrations',
-      ),
-    );
+    const integration = await named(deps, request, reply);
+    return integration ? showIntegration(deps, request, reply, integration) : reply;
   });
 
   app.post('/integrations/:id/keys', async (request, reply) => {
-    const integration = await named(request, reply);
-    if (!integration) return reply;
-    const mode = field(request.body, 'mode');
-    if (mode !== 'test' && mode !== 'live') {
-      return operatorErrorPage(request, reply, 400, {
-        title: 'No key issued',
-        message: 'Choose the key’s mode: test or live.',
-      });
-    }
-    const issued = await issueApiKey(
-      { integrations, clock, cluster: deps.cluster, log: request.log },
-      { integrationId: integration.id, mode },
-    );
-    return reply.view(
-      'operator/new-key',
-      operatorPageData(
-        true,
-        {
-          title: 'New API key',
-          integration: { id: integration.id, name: integration.name },
-          key: issued.key,
-          mode: issued.record.mode,
-          hint: issued.record.hint,
-          warning: issued.warning,
-        },
-        'integrations',
-      ),
-    );
+    const integration = await named(deps, request, reply);
+    return integration ? issueKey(deps, request, reply, integration) : reply;
   });
 
   for (const [action, status] of [
@@ -215,7 +133,7 @@ export async function integrationPages(app: FastifyInstance, deps: IntegrationDe
     ['resume', 'active'],
   ] as const) {
     app.post(`/integrations/:id/${action}`, async (request, reply) => {
-      const integration = await named(request, reply);
+      const integration = await named(deps, request, reply);
       if (!integration) return reply;
       await integrations.setStatus(integration.id, status, clock.now());
       const done = action === 'suspend' ? 'suspended' : 'resumed';
@@ -237,4 +155,116 @@ export async function integrationPages(app: FastifyInstance, deps: IntegrationDe
       303,
     );
   });
+}
+
+/** The integrations list, with the create form as sent (and why it was refused). */
+async function showList(
+  { integrations }: IntegrationDeps,
+  reply: FastifyReply,
+  status: number,
+  form: { name?: string; error?: string },
+) {
+  const listed = await integrations.list();
+  const keys = await integrations.listKeysOf(listed.map((integration) => integration.id));
+  const keysOf = (id: number) => keys.filter((key) => key.integrationId === id);
+  return reply
+    .code(status)
+    .view(
+      'operator/integrations',
+      operatorPageData(
+        true,
+        { title: 'Integrations', rows: listed.map((row) => listRow(row, keysOf(row.id))), form },
+        'integrations',
+      ),
+    );
+}
+
+/** The integration a request names, or its 404 page (then null). */
+async function named({ integrations }: IntegrationDeps, request: FastifyRequest, reply: FastifyReply) {
+  const parsed = idParams.safeParse(request.params);
+  const integration = parsed.success ? await integrations.get(Number(parsed.data.id)) : null;
+  if (integration) return integration;
+  await operatorErrorPage(request, reply, 404, {
+    title: 'Integration not found',
+    message: 'There is no integration with this id.',
+  });
+  return null;
+}
+
+type NamedIntegration = NonNullable<Awaited<ReturnType<typeof named>>>;
+
+/** An integration's page: its settings and keys, and what the action before it did. */
+async function showIntegration(
+  { integrations }: IntegrationDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  integration: NamedIntegration,
+) {
+  const keys = await integrations.listKeys(integration.id);
+  const query = request.query as Record<string, unknown>;
+  const done = typeof query.done === 'string' ? (query.done as Done) : undefined;
+  let notice: string | undefined;
+  if (done === 'revoked') {
+    const key = keys.find((candidate) => String(candidate.id) === query.key);
+    if (key)
+      notice = `Key ${key.hint} revoked: it is refused at once, and console sessions opened with it have ended.`;
+  } else if (done && Object.hasOwn(DONE_MESSAGES, done)) {
+    notice = DONE_MESSAGES[done];
+  }
+  const shown = {
+    id: integration.id,
+    name: integration.name,
+    status: integration.status,
+    created: utc(integration.createdAt),
+    updated: utc(integration.updatedAt),
+  };
+  return reply.view(
+    'operator/integration',
+    operatorPageData(
+      true,
+      {
+        title: integration.name,
+        integration: shown,
+        keys: keys.map(keyRow),
+        settings: settingsRows(integration.settings),
+        notice,
+      },
+      'integrations',
+    ),
+  );
+}
+
+/** Issues a key of the mode chosen, as the admin API does, and shows it once. */
+async function issueKey(
+  deps: IntegrationDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  integration: NamedIntegration,
+) {
+  const mode = field(request.body, 'mode');
+  if (mode !== 'test' && mode !== 'live') {
+    return operatorErrorPage(request, reply, 400, {
+      title: 'No key issued',
+      message: 'Choose the key’s mode: test or live.',
+    });
+  }
+  const issued = await issueApiKey(
+    { integrations: deps.integrations, clock: deps.clock, cluster: deps.cluster, log: request.log },
+    { integrationId: integration.id, mode },
+  );
+  return reply.view(
+    'operator/new-key',
+    operatorPageData(
+      true,
+      {
+        title: 'New API key',
+        integration: { id: integration.id, name: integration.name },
+        key: issued.key,
+        mode: issued.record.mode,
+        hint: issued.record.hint,
+        warning: issued.warning,
+      },
+      'integrations',
+    ),
+  );
 }
