@@ -4,7 +4,8 @@
 // the same on every run; makes real data through the API, the keeper and the webhook worker
 // (transfers completed, in flight and failed over a week, webhook deliveries with a retry, a resend,
 // a test send and one waiting for its retry, rewards with a claim paid on chain); signs in with Chromium as the browser
-// tests do, and saves each page at a desktop's width (1280 px) and the usage page at a phone's (375 px).
+// tests do (and to the operator's console with the admin token), and saves each page at a desktop's
+// width (1280 px) and the usage page at a phone's (375 px).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Address, generateKeyPairSigner } from '@solana/kit';
@@ -13,6 +14,7 @@ import { createPgliteDb } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import {
   ADMIN_HEADERS,
+  ADMIN_TOKEN,
   type Caller,
   callerFor,
   createTestApp,
@@ -141,6 +143,21 @@ async function main() {
     await shoot(desktop.page, '/dashboard/usage?days=7', 'usage');
     await shoot(desktop.page, '/dashboard/earnings', 'earnings');
     await desktop.context.close();
+    const operator = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: origin });
+    const operatorPage = await operator.newPage();
+    await shoot(operatorPage, '/dashboard/operator/sign-in', 'operator-sign-in');
+    await operatorPage.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await operatorPage.getByRole('button', { name: 'Sign in' }).click();
+    await operatorPage.waitForURL('**/dashboard/operator/integrations');
+    await shoot(operatorPage, '/dashboard/operator/integrations', 'operator-integrations');
+    await shoot(
+      operatorPage,
+      `/dashboard/operator/integrations/${data.caller.integrationId}`,
+      'operator-integration',
+    );
+    await shoot(operatorPage, '/dashboard/operator/platform', 'operator-platform');
+    await shoot(operatorPage, '/dashboard/operator/keeper', 'operator-keeper');
+    await operator.close();
     const phone = await signedIn(375);
     await shoot(phone.page, '/dashboard/usage?days=7', 'usage-phone');
     await phone.context.close();

@@ -2,29 +2,39 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toAppError } from '../errors.ts';
 import { pageData } from './layout.ts';
 
+/** Shows an error page: the title and message in words, with the request's id. */
+export type ErrorPage = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  content: { title: string; message: string },
+) => unknown;
+
 /**
  * The console answers its errors with pages, not the API's JSON envelope: the same mapping of
  * errors to codes and statuses (src/http/errors.ts), a message in words and the request id to
- * quote to support. Internal failures are logged and never shown.
+ * quote to support. Internal failures are logged and never shown. The operator's console shows
+ * them its own way (`show`, and what it says of an internal failure and a missing page).
  */
-export function registerConsoleErrors(app: FastifyInstance) {
+export function registerConsoleErrors(
+  app: FastifyInstance,
+  show: ErrorPage = errorPage,
+  words = {
+    internal: 'Something went wrong on our side. Try again; if it keeps happening, contact support.',
+    notFound: 'There is no such page in the console.',
+  },
+) {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request);
     if (appError.code === 'MH_090' || appError.code === 'MH_091') {
       request.log.error({ err: appError.cause ?? error, code: appError.code }, 'console request failed');
     }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
-    const message =
-      appError.code === 'MH_090'
-        ? 'Something went wrong on our side. Try again; if it keeps happening, contact support.'
-        : appError.message;
-    return errorPage(request, reply, appError.status, { title: 'Something went wrong', message });
+    const message = appError.code === 'MH_090' ? words.internal : appError.message;
+    return show(request, reply, appError.status, { title: 'Something went wrong', message });
   });
   app.setNotFoundHandler((request, reply) =>
-    errorPage(request, reply, 404, {
-      title: 'Not found',
-      message: 'There is no such page in the console.',
-    }),
+    show(request, reply, 404, { title: 'Not found', message: words.notFound }),
   );
 }
 
