@@ -141,6 +141,9 @@ export async function sendTestEvent(
   });
 }
 
+/** The form of an event's id (`evt_...`), as the API's path parameter takes it. */
+const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,60}$/;
+
 /**
  * Queues an event of the last 30 days for delivery again now, with a fresh retry window: to one
  * endpoint (subscribed or not), or without one to every active endpoint subscribed to its type.
@@ -151,6 +154,8 @@ export async function resendEvent(
   eventId: string,
   endpointId: number | undefined,
 ): Promise<EventDelivery[]> {
+  // An id no event can have (a form posts any text) is no event of the caller's.
+  if (!EVENT_ID.test(eventId)) throw resendRefused('event_not_found', eventId, endpointId);
   const outcome = await deps.deliveries.resend(owner, eventId, endpointId, deps.clock.now());
   if ('refused' in outcome) throw resendRefused(outcome.refused, eventId, endpointId);
   return outcome.deliveries;
