@@ -112,6 +112,7 @@ export async function startService(
       db,
       applicationName,
       store,
+      secrets,
       chain: chain.chain,
       localRpcUrl: chain.localRpcUrl,
       localChainProfile: chain.profile,

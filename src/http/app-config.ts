@@ -23,4 +23,6 @@ export interface AppConfig {
   secureCookies?: boolean;
   /** Console sign-in attempts allowed per address a minute (10 unless tests raise it). */
   consoleSignInsPerMinute?: number;
+  /** Console actions (a signed-in page's form posts) allowed per API key, and for the operator, a minute (60 unless tests raise it). */
+  consoleActionsPerMinute?: number;
 }

@@ -18,6 +18,7 @@ import type { Platform } from '../platform/platform.ts';
 import type { PriceResolver } from '../prices/resolver.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
+import type { SecretBox } from '../store/secret-box.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
 import { assertAdmin } from './admin-auth.ts';
 import type { AppConfig } from './app-config.ts';
@@ -50,6 +51,8 @@ export interface AppDeps {
   config: AppConfig;
   db: Db;
   store: Store;
+  /** The deployment's encryption key, for the keys derived from it (operator sessions' MACs). */
+  secrets: Pick<SecretBox, 'deriveKey'>;
   clock: Clock;
   logger: Logger;
   /** Shares rate-limit counters between processes; without it each process counts on its own. */
@@ -159,6 +162,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
       clock: deps.clock,
       secureCookies: deps.config.secureCookies ?? false,
       signInsPerMinute: deps.config.consoleSignInsPerMinute,
+      actionsPerMinute: deps.config.consoleActionsPerMinute,
       ...(adminToken ? { operator: operatorDeps(deps, adminToken) } : {}),
       webhooks: {
         sender: deps.webhookSender,
@@ -180,6 +184,7 @@ async function configure(app: FastifyInstance, deps: AppDeps): Promise<ResponseR
 function operatorDeps(deps: AppDeps, adminToken: string): OperatorDeps {
   return {
     adminToken,
+    sessionMacKey: deps.secrets.deriveKey('operator-session-mac'),
     store: deps.store,
     platformAdmin: deps.platformAdmin,
     platform: deps.platform,

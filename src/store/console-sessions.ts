@@ -17,11 +17,17 @@ export interface ConsoleSession {
 
 /** An operator's console session as a request finds it: what binds it to the admin token, and its times. */
 export interface OperatorSession {
-  /** HMAC of the token hash keyed by the admin token the session was opened with. */
+  /** HMAC of the admin token's hash and the token hash, keyed by a key derived from ENCRYPTION_KEY. */
   adminTokenMac: Buffer;
   createdAt: Date;
   expiresAt: Date;
   lastSeenAt: Date;
+}
+
+/** A one-time form token's use: the session it was made for and its nonce. */
+export interface FormUse {
+  sessionTokenHash: Buffer;
+  nonce: Buffer;
 }
 
 /**
@@ -69,6 +75,25 @@ export function createConsoleSessionStore(db: Db) {
     /** Ends an operator's session (signing out, or the admin token changed). */
     async closeOperator(tokenHash: Buffer) {
       await db.query(`DELETE FROM console_sessions WHERE token_hash = $1 AND kind = 'operator'`, [tokenHash]);
+    },
+    /**
+     * Records a one-time form token of the session used (migration 0019): true the first time,
+     * false when it was used before.
+     */
+    async useForm(input: FormUse & { now: Date }): Promise<boolean> {
+      const { rowCount } = await db.query(
+        `INSERT INTO console_form_uses (session_token_hash, nonce, used_at) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING`,
+        [input.sessionTokenHash, input.nonce, input.now],
+      );
+      return rowCount === 1;
+    },
+    /** Forgets a form token's use whose action did not happen, so that the form may be sent again. */
+    async releaseForm(input: FormUse) {
+      await db.query('DELETE FROM console_form_uses WHERE session_token_hash = $1 AND nonce = $2', [
+        input.sessionTokenHash,
+        input.nonce,
+      ]);
     },
   };
 }

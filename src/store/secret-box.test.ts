@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { createSecretBox, parseEncryptionKey } from './secret-box.ts';
 
@@ -21,4 +21,20 @@ test('encryption keys are accepted as hex or base64 of exactly 32 bytes', () => 
   assert.deepEqual(parseEncryptionKey(key.toString('base64')), key);
   assert.equal(parseEncryptionKey('too-short'), null);
   assert.throws(() => createSecretBox(randomBytes(16)));
+});
+
+test('derived keys are HKDF-SHA256 of the encryption key, one per purpose and per key', () => {
+  const key = randomBytes(32);
+  const box = createSecretBox(key);
+  const derived = box.deriveKey('operator-session');
+  // RFC 5869 by hand: extract with an all-zero salt, then one block of expansion.
+  const prk = createHmac('sha256', Buffer.alloc(32)).update(key).digest();
+  const expected = createHmac('sha256', prk)
+    .update(Buffer.concat([Buffer.from('transfer-router operator-session'), Buffer.from([1])]))
+    .digest();
+  assert.deepEqual(derived, expected);
+  assert.deepEqual(createSecretBox(key).deriveKey('operator-session'), derived, 'the same in every process');
+  assert.notDeepEqual(box.deriveKey('another-purpose'), derived);
+  assert.notDeepEqual(createSecretBox(randomBytes(32)).deriveKey('operator-session'), derived);
+  assert.notDeepEqual(derived, key);
 });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 const KEY_BYTES = 32;
@@ -7,7 +7,8 @@ const TAG_BYTES = 16;
 
 /**
  * Seals secrets the service must be able to read back (webhook signing secrets, keeper keys)
- * with AES-256-GCM under the deployment's encryption key, so a database dump alone reveals none.
+ * with AES-256-GCM under the deployment's encryption key, so a database dump alone reveals none;
+ * and derives keys of their own from it for other uses, so that no key serves two purposes.
  */
 export function createSecretBox(keyBytes: Buffer) {
   if (keyBytes.length !== KEY_BYTES) throw new RangeError(`the encryption key must be ${KEY_BYTES} bytes`);
@@ -32,6 +33,10 @@ export function createSecretBox(keyBytes: Buffer) {
         decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)),
         decipher.final(),
       ]).toString('utf8');
+    },
+    /** A 32-byte key for `purpose` alone: HKDF-SHA256 of the encryption key, the purpose its info. */
+    deriveKey(purpose: string): Buffer {
+      return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `transfer-router ${purpose}`, KEY_BYTES));
     },
   };
 }

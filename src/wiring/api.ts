@@ -99,6 +99,7 @@ async function appDeps(
     },
     db,
     store: parts.store,
+    secrets: parts.secrets,
     clock,
     logger,
     redis,

@@ -10,6 +10,7 @@ import type { servicePorts } from '../port-check.ts';
 import type { LocalChainProfile } from '../service-file.ts';
 import type { Db } from '../store/db.ts';
 import type { Store } from '../store/index.ts';
+import type { SecretBox } from '../store/secret-box.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface ServiceParts {
   /** This process's name on its database connections (see {@link connectionName}). */
   applicationName: string;
   store: Store;
+  /** Seals secrets with the deployment's encryption key, and derives keys from it. */
+  secrets: SecretBox;
   chain: Chain;
   /** The embedded chain's JSON-RPC endpoint, when it runs. */
   localRpcUrl: string | undefined;

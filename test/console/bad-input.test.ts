@@ -47,9 +47,12 @@ describe('the console with input it does not expect', () => {
     }
   });
 
-  test('forms: an event id no event can have, a foreign endpoint, an unknown overlap, a stale claim form', async () => {
+  test('forms: a URL that is no web address, an event id no event can have, a foreign endpoint, an unknown overlap, a stale claim form, a one-time token not made for the form', async () => {
+    const list = await t.app.inject({ method: 'GET', url: '/dashboard/webhooks', headers: { cookie } });
+    const token = encodeURIComponent(/name="formToken" value="([^"]+)"/.exec(list.body)![1]!);
     const cases: [string, string, number][] = [
-      ['/dashboard/webhooks', 'url=javascript:alert(1)', 400],
+      ['/dashboard/webhooks', `url=javascript:alert(1)&formToken=${token}`, 400],
+      ['/dashboard/webhooks', 'url=https%3A%2F%2Fexample.com%2F&formToken=%00.%ff', 400],
       ['/dashboard/webhooks/1/resend', 'eventId=%00', 404],
       ['/dashboard/webhooks/1/rotate-secret', 'overlapSeconds=-5', 404],
       ['/dashboard/earnings/claim', 'requestKey=x', 400],

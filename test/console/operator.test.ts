@@ -1,12 +1,13 @@
 // The operator's console in real Chromium against the real app on the test chain: refused without
 // the admin token (a wrong one told so, an integrator's session let nowhere in), signed in with it
-// by keyboard with the token in no URL, page, cookie or log line; integrations and their keys, a
-// key issued and shown once then used to sign in to the integrator's console, a key revoked and an
+// by keyboard with the token in no URL, page, cookie or log line; the session bound to the admin
+// token under a key of the deployment's; integrations and their keys, a key issued and shown once
+// (a reload issuing no other) then used to sign in to the integrator's console, a key revoked and an
 // integration suspended ending their sessions; the platform's wallets and what a shortfall breaks;
 // the keeper's health with a route in flight, its hops' lateness, a failed route and the workers;
 // labels, keyboard and a phone's width.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { address } from '@solana/kit';
 import { pino } from 'pino';
@@ -213,6 +214,52 @@ describe('the operator’s console', { skip: browserUnavailable() }, () => {
     }
   });
 
+  test('the session’s MAC is keyed by the deployment’s encryption key: the admin token alone cannot compute it, and another ENCRYPTION_KEY ends the session', async () => {
+    const rekeyed = await createTestApp({ peer: h.t, encryptionKey: randomBytes(32) });
+    try {
+      const signedIn = await h.t.app.inject({
+        method: 'POST',
+        url: '/dashboard/operator/sign-in',
+        headers: {
+          host: 'console.test',
+          origin: 'http://console.test',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: new URLSearchParams({ adminToken: ADMIN_TOKEN }).toString(),
+      });
+      const token = signedIn.cookies.find((cookie) => cookie.name === 'tr_operator')!.value;
+      const tokenHash = createHash('sha256').update(token).digest();
+      const { rows } = await h.t.database.db.query<{ admin_token_mac: Buffer }>(
+        'SELECT admin_token_mac FROM console_sessions WHERE token_hash = $1',
+        [tokenHash],
+      );
+      const stored = Buffer.from(rows[0]!.admin_token_mac);
+      // What a reader of the database would test guesses of the admin token against, were it keyed by it.
+      for (const guess of [
+        createHmac('sha256', ADMIN_TOKEN).update(tokenHash).digest(),
+        createHmac('sha256', ADMIN_TOKEN)
+          .update(createHash('sha256').update(ADMIN_TOKEN).digest())
+          .update(tokenHash)
+          .digest(),
+      ]) {
+        assert.notDeepEqual(stored, guess);
+      }
+      const cookie = `tr_operator=${token}`;
+      const page = (app: typeof h.t.app) =>
+        app.inject({ method: 'GET', url: '/dashboard/operator/keeper', headers: { cookie } });
+      assert.equal((await page(h.t.app)).statusCode, 200);
+      const ended = await page(rekeyed.app);
+      assert.equal(ended.statusCode, 303);
+      assert.equal(
+        ended.headers.location,
+        '/dashboard/operator/sign-in?ended=token-changed&next=%2Fdashboard%2Foperator%2Fkeeper',
+      );
+      assert.equal((await page(h.t.app)).statusCode, 303, 'the session is gone');
+    } finally {
+      await rekeyed.close();
+    }
+  });
+
   test('integrations with their keys: create one, issue a key shown once, sign in to the console with it; a live key on this chain is warned about', async () => {
     const existing = await h.t.newCaller('test');
     assert.equal((await existing.get('/api/v1/transfers')).statusCode, 200);
@@ -276,6 +323,18 @@ describe('the operator’s console', { skip: browserUnavailable() }, () => {
       logs.some((line) => line.includes(LIVE_KEY_ON_LOCAL_CHAIN) && line.includes('"level":40')),
       'logged as the admin API logs it',
     );
+    // Reloading the answer sends the form again: no other key is issued, and the page says why.
+    const reloaded = await page.reload();
+    assert.equal(reloaded?.request().method(), 'POST', 'the browser sent the form again');
+    assert.equal(reloaded?.status(), 409);
+    assert.equal(await textOf(page, 'h1'), 'The key was already shown');
+    assert.equal(
+      (await h.t.store.integrations.listKeys(integrationId)).length,
+      2,
+      'a test key and a live one: no third',
+    );
+    await page.getByRole('link', { name: 'Back to Acme Wallet' }).click();
+    assert.equal(new URL(page.url()).pathname, `/dashboard/operator/integrations/${integrationId}`);
 
     const missing = await page.goto('/dashboard/operator/integrations/999999');
     assert.equal(missing?.status(), 404);

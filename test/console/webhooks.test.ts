@@ -1,8 +1,9 @@
 // The console's webhooks, in real Chromium against the real app and a real receiver: registering
-// an endpoint by keyboard (its secret shown once, and the ping it got verifies with it), the
-// delivery log with each attempt's answer and the next attempt, a resend that reaches the receiver
-// again, a secret rotation and a test send signed with both secrets, a disabled endpoint enabled,
-// an endpoint deleted, integrations and modes apart, and a phone's width.
+// an endpoint by keyboard (its secret shown once, a reload of it registering nothing more, and the
+// ping it got verifies with it), the delivery log with each attempt's answer and the next attempt,
+// a resend that reaches the receiver again, a secret rotation (a reload rotating nothing more) and
+// a test send signed with both secrets, a disabled endpoint enabled, an endpoint deleted,
+// integrations and modes apart, and a phone's width.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -91,6 +92,12 @@ describe('webhooks in the console', { skip: browserUnavailable() }, () => {
       'ping',
     );
     assert.deepEqual(await unlabelledControls(page), []);
+
+    // Reloading the answer sends the form again: nothing more is registered, and the page says why.
+    assert.equal((await page.reload())?.status(), 409);
+    assert.equal(await textOf(page, 'h1'), 'The signing secret was already shown');
+    assert.equal((await caller.get('/api/v1/webhooks')).json().items.length, 1);
+    assert.equal((await page.content()).includes(secret), false);
 
     // Shown once: the endpoint's page does not show it again, nor does the list.
     await page.goto(`/dashboard/webhooks/${listed.id}`);
@@ -211,6 +218,10 @@ describe('webhooks in the console', { skip: browserUnavailable() }, () => {
     assert.notEqual(rotated, endpoint.secret);
     const until = shown(new Date(h.t.clock.now().getTime() + 3600_000));
     assert.match(await textOf(page, '#secret-title + p'), new RegExp(`Until ${until} deliveries also carry`));
+    // Reloading the answer rotates nothing more: the secret shown is still the one that signs.
+    assert.equal((await page.reload())?.status(), 409);
+    assert.equal(await textOf(page, 'h1'), 'The new secret was already shown');
+    await page.getByRole('link', { name: `Back to webhook endpoint ${endpoint.id}` }).click();
 
     await page.getByRole('button', { name: 'Send test event' }).click();
     await page.waitForURL(`**/dashboard/webhooks/${endpoint.id}?done=tested`);
@@ -285,7 +296,9 @@ describe('webhooks in the console', { skip: browserUnavailable() }, () => {
         form: { overlapSeconds: '0' },
         headers: { origin: h.origin },
       });
-      assert.equal(refused.status(), 404);
+      // Its page gave this session no rotate form, so no token for one: the form is refused as out of date.
+      assert.equal(refused.status(), 400);
+      assert.match(await refused.text(), /This form is out of date/);
       await page.goto('/dashboard/webhooks');
       assert.equal(await textOf(page, '#endpoint-rows'), 'No webhook endpoints yet. Register one below.');
     }

@@ -87,6 +87,8 @@ export type TestAppOptions = Partial<
    * chain, platform and clock (and leaves closing them to it).
    */
   peer?: TestApp;
+  /** The deployment's encryption key (ENCRYPTION_KEY unless a test gives another). */
+  encryptionKey?: Buffer;
   /** Lets a test interpose on the database (e.g. to simulate an outage). */
   wrapDb?: (db: Db) => Db;
   /** The endpoint the app reads and sends through (e.g. a fault proxy before the test chain); the chain's own by default. */
@@ -159,10 +161,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const { chain, platform } = peer ?? (await startTestPlatform(clock, options.platform));
   const appChain = options.chainRpcUrl ? createRpcChain({ rpcUrl: options.chainRpcUrl }) : chain.chain;
   const platformAdmin = createPlatformAdmin({ chain: appChain, platform });
-  const store = createStore(db, {
-    idempotencyTtlMs: 24 * 3600 * 1000,
-    secrets: createSecretBox(ENCRYPTION_KEY),
-  });
+  const secrets = createSecretBox(options.encryptionKey ?? ENCRYPTION_KEY);
+  const store = createStore(db, { idempotencyTtlMs: 24 * 3600 * 1000, secrets });
   // Unwrapped: a test's faults in the database are for the code under test, not for its register.
   const presence = await startWorkerPresence(database.db, pino({ level: 'silent' }));
   const webhookPolicy = options.config?.webhookPolicy ?? { requireHttps: false, allowPrivateNetworks: true };
@@ -177,12 +177,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       quoteTtlMs: 15 * 60 * 1000,
       feeSchedule: DEFAULT_FEE_SCHEDULE,
       webhookPolicy,
-      // Browser tests sign in many times a minute from one address; one test checks the limit.
+      // Browser tests sign in and act many times a minute; tests of the limits set them low.
       consoleSignInsPerMinute: 1_000,
+      consoleActionsPerMinute: 1_000,
       ...options.config,
     },
     db,
     store,
+    secrets,
     clock,
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     redis: options.redis,

@@ -2,12 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toAppError } from '../errors.ts';
 import { pageData } from './layout.ts';
 
-/** Shows an error page: the title and message in words, with the request's id. */
+/** What an error page says: its title and message in words, and where to go back to (unless the default). */
+export interface ErrorContent {
+  title: string;
+  message: string;
+  back?: { href: string; label: string };
+}
+
+/** Shows an error page: its content, with the request's id. */
 export type ErrorPage = (
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
-  content: { title: string; message: string },
+  content: ErrorContent,
 ) => unknown;
 
 /**
@@ -31,7 +38,9 @@ export function registerConsoleErrors(
     }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
     const message = appError.code === 'MH_090' ? words.internal : appError.message;
-    return show(request, reply, appError.status, { title: 'Something went wrong', message });
+    // A limit reached (MH_004) is no fault: the page says how long to wait.
+    const title = appError.code === 'MH_004' ? 'Wait a moment' : 'Something went wrong';
+    return show(request, reply, appError.status, { title, message });
   });
   app.setNotFoundHandler((request, reply) =>
     show(request, reply, 404, { title: 'Not found', message: words.notFound }),
@@ -43,7 +52,7 @@ export function errorPage(
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
-  content: { title: string; message: string },
+  content: ErrorContent,
 ) {
   const caller = (request as Partial<Pick<FastifyRequest, 'consoleCaller'>>).consoleCaller ?? null;
   return reply.code(status).view('error', pageData(caller, { ...content, requestId: request.id }));

@@ -15,6 +15,7 @@ import type { Store } from '../../store/index.ts';
 import type { ClaimDeps } from '../../use-cases/claim-rewards.ts';
 import type { RegisterDeps } from '../../use-cases/webhook-endpoints.ts';
 import type { AuthContext } from '../auth.ts';
+import { DEFAULT_ACTIONS_PER_MINUTE, limitActions } from './action-limit.ts';
 import { earningsPage } from './earnings-page.ts';
 import { errorPage, registerConsoleErrors } from './errors.ts';
 import { HTMX_DIR, HTMX_PREFIX } from './layout.ts';
@@ -24,8 +25,10 @@ import {
   createConsoleSessions,
   DEFAULT_SIGN_INS_PER_MINUTE,
   isSameOrigin,
+  SESSION_COOKIE,
   signInLocation,
 } from './session.ts';
+import { createShownOnceForms } from './shown-once.ts';
 import { signInPages } from './sign-in.ts';
 import { createTransferDetails, type DetailsChain } from './transfer-details.ts';
 import { transferListPage } from './transfer-list-page.ts';
@@ -51,6 +54,8 @@ export interface ConsoleDeps {
   secureCookies: boolean;
   /** Sign-in attempts allowed per address a minute, per process (default 10). */
   signInsPerMinute?: number | undefined;
+  /** Actions (form posts) of a signed-in page allowed per API key, and for the operator, a minute, per process (default 60). */
+  actionsPerMinute?: number | undefined;
   /** The operator's pages (/dashboard/operator), served only where an admin token is configured. */
   operator?: OperatorDeps;
   /** How the API registers and tests webhook endpoints: its sender, network policy and ping timeout. */
@@ -75,6 +80,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     await registerPlumbing(app);
     registerConsoleErrors(app);
     const signInsPerMinute = deps.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE;
+    const actionsPerMinute = deps.actionsPerMinute ?? DEFAULT_ACTIONS_PER_MINUTE;
     const sessions = createConsoleSessions({
       sessions: deps.store.consoleSessions,
       clock: deps.clock,
@@ -90,7 +96,12 @@ export function consolePlugin(deps: ConsoleDeps) {
     await app.register(signInPages, { sessions, authenticateKey: deps.authenticateKey, signInsPerMinute });
     if (deps.operator)
       await app.register(
-        operatorPlugin({ ...deps.operator, secureCookies: deps.secureCookies, signInsPerMinute }),
+        operatorPlugin({
+          ...deps.operator,
+          secureCookies: deps.secureCookies,
+          signInsPerMinute,
+          actionsPerMinute,
+        }),
         {
           prefix: '/operator',
         },
@@ -117,6 +128,7 @@ export function consolePlugin(deps: ConsoleDeps) {
         if (isRefresh(request)) return reply.header('hx-redirect', location).send();
         return reply.redirect(location, 303);
       });
+      limitActions(pages, actionsPerMinute, (request) => `key:${request.consoleCaller.auth.apiKeyId}`);
       await pages.register(transferListPage, { transfers: deps.store.transfers });
       await pages.register(transferPage, { details });
       await registerWebhookPages(pages, deps);
@@ -138,6 +150,13 @@ async function registerWebhookPages(pages: FastifyInstance, deps: ConsoleDeps) {
     webhooks: deps.store.webhooks,
     deliveries: deps.store.deliveries,
     clock: deps.clock,
+    // Registering an endpoint and rotating its secret show the secret once: once per form.
+    shownOnce: createShownOnceForms({
+      sessions: deps.store.consoleSessions,
+      clock: deps.clock,
+      cookie: SESSION_COOKIE,
+      errorPage,
+    }),
     details: createWebhookDetails({
       webhooks: deps.store.webhooks,
       deliveries: deps.store.deliveries,
@@ -176,7 +195,8 @@ async function registerPlumbing(app: FastifyInstance) {
     referrerPolicy: { policy: 'same-origin' },
   });
   // Sign-ins are limited per address (in this process): an API key or the admin token cannot be
-  // guessed at the network's pace. Routes opt in (`signInLimit`, session.ts).
+  // guessed at the network's pace. Routes opt in (`signInLimit`, session.ts); a signed-in page's
+  // actions have a limit of their own (action-limit.ts).
   await app.register(fastifyRateLimit, {
     global: false,
     errorResponseBuilder: (_request, context) =>

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../../domain/clock.ts';
 import { isAppError } from '../../domain/errors.ts';
 import type { DeliveryStore } from '../../store/deliveries.ts';
 import type { WebhookStore } from '../../store/webhooks.ts';
@@ -11,23 +10,28 @@ import {
 } from '../../use-cases/webhook-endpoints.ts';
 import type { WebhookSender } from '../../webhooks/sender.ts';
 import { formField } from './form.ts';
-import type { WebhookDetailsReader } from './webhook-details.ts';
-import { endpointIdOf, OVERLAP_CHOICES, showWebhook } from './webhook-page.ts';
+import type { ShownOnceForms } from './shown-once.ts';
+import {
+  endpointIdOf,
+  OVERLAP_CHOICES,
+  rotateSecretForm,
+  showWebhook,
+  type WebhookPageDeps,
+} from './webhook-page.ts';
 
 /** What the actions on an endpoint need: the use cases' stores and sender, and the page they answer with. */
-export interface WebhookActionDeps {
+export interface WebhookActionDeps extends WebhookPageDeps {
   webhooks: Pick<WebhookStore, 'rotateSecret' | 'enable' | 'delete'>;
   deliveries: Pick<DeliveryStore, 'resend' | 'sendingTarget' | 'recordTestAttempt'>;
   sender: Pick<WebhookSender, 'post'>;
-  details: WebhookDetailsReader;
-  clock: Clock;
+  shownOnce: ShownOnceForms;
 }
 
 /**
  * The actions on an endpoint, each a form of its page posting back here and calling the use case
- * the API's endpoint calls: `rotate-secret` (the new secret shown on the answer, once), `enable`,
- * `test`, `resend` (one event, to this endpoint) and `delete`. An action refused by its use case
- * shows the page again with the reason.
+ * the API's endpoint calls: `rotate-secret` (the new secret shown on the answer, once; the form
+ * rotates once however often it is sent), `enable`, `test`, `resend` (one event, to this
+ * endpoint) and `delete`. An action refused by its use case shows the page again with the reason.
  */
 export async function webhookActions(app: FastifyInstance, deps: WebhookActionDeps) {
   const act = (run: EndpointAction) => endpointAction(deps, run);
@@ -105,7 +109,7 @@ function endpointAction(deps: WebhookActionDeps, run: EndpointAction) {
   };
 }
 
-/** Rotates the endpoint's secret with the overlap chosen; the page shows the new secret, once. */
+/** Rotates the endpoint's secret with the overlap chosen, once per form; the page shows the new secret once. */
 async function rotateSecret(
   deps: WebhookActionDeps,
   request: FastifyRequest,
@@ -120,11 +124,15 @@ async function rotateSecret(
       error: 'Choose how long the old secret keeps signing.',
     });
   }
-  const rotated = await rotateWebhookSecret(
-    deps,
-    request.consoleCaller.auth.owner,
-    endpointId,
-    overlap.seconds,
-  );
-  return showWebhook(request, reply, deps, endpointId, { secret: { value: rotated.secret, rotated: true } });
+  return deps.shownOnce.send(request, reply, rotateSecretForm(endpointId), async () => {
+    const rotated = await rotateWebhookSecret(
+      deps,
+      request.consoleCaller.auth.owner,
+      endpointId,
+      overlap.seconds,
+    );
+    return showWebhook(request, reply, deps, endpointId, {
+      secret: { value: rotated.secret, rotated: true },
+    });
+  });
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../../domain/clock.ts';
 import { isAppError } from '../../domain/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../domain/transfer.ts';
 import type { WebhookStore } from '../../store/webhooks.ts';
@@ -11,8 +10,8 @@ import {
 import { formField, formFields } from './form.ts';
 import { pageData } from './layout.ts';
 import { eventMeaning, utc } from './present.ts';
-import type { WebhookDetailsReader } from './webhook-details.ts';
-import { showWebhook } from './webhook-page.ts';
+import type { ShownOnceForm, ShownOnceForms } from './shown-once.ts';
+import { showWebhook, type WebhookPageDeps } from './webhook-page.ts';
 
 /** What the register form holds: the URL and the event types, all of them or those chosen. */
 interface RegisterForm {
@@ -22,6 +21,17 @@ interface RegisterForm {
 }
 
 const EMPTY_FORM: RegisterForm = { url: '', scope: 'all', events: [] };
+
+/** The register form: the new endpoint's secret is shown once, so it registers one endpoint at most. */
+const REGISTER: ShownOnceForm = {
+  action: '/dashboard/webhooks',
+  repeated: {
+    title: 'The signing secret was already shown',
+    message:
+      'This form already registered the endpoint, and its signing secret was shown once on the page that answered it. It cannot be shown again, and no other endpoint was registered. If it was not copied, rotate the secret on the endpoint’s page.',
+  },
+  back: { href: '/dashboard/webhooks', label: 'Back to webhooks' },
+};
 
 const isEventType = (value: string): value is EventType => (EVENT_TYPES as readonly string[]).includes(value);
 
@@ -38,15 +48,15 @@ function formProblem(form: RegisterForm): string | null {
  * `GET /dashboard/webhooks`: the endpoints of the signed-in key's integration and mode, and the
  * form registering another; `POST /dashboard/webhooks` registers it as `POST /webhooks` does
  * (after a signed ping the URL answers) and answers with the new endpoint's page, which shows
- * its signing secret this once.
+ * its signing secret this once (the form registers one endpoint, however often it is sent).
  */
 export async function webhookListPage(
   app: FastifyInstance,
-  deps: RegisterDeps & {
-    webhooks: Pick<WebhookStore, 'list' | 'count' | 'create'>;
-    details: WebhookDetailsReader;
-    clock: Clock;
-  },
+  deps: RegisterDeps &
+    WebhookPageDeps & {
+      webhooks: Pick<WebhookStore, 'list' | 'count' | 'create'>;
+      shownOnce: ShownOnceForms;
+    },
 ) {
   async function show(
     request: FastifyRequest,
@@ -79,6 +89,7 @@ export async function webhookListPage(
       },
       error: input.error,
       notice: input.notice,
+      registerToken: deps.shownOnce.field(request, REGISTER.action),
     };
     reply.header('cache-control', 'no-store');
     return reply.code(input.status).view('webhooks', pageData(caller, data, 'webhooks'));
@@ -102,13 +113,15 @@ export async function webhookListPage(
     if (problem) return show(request, reply, { status: 400, form, error: problem });
     const { owner, isTest } = request.consoleCaller.auth;
     try {
-      const created = await registerWebhookEndpoint(
-        deps,
-        { owner, isTest },
-        { url: form.url, events: form.scope === 'all' ? null : form.events.filter(isEventType) },
-      );
-      return await showWebhook(request, reply, deps, created.endpoint.id, {
-        secret: { value: created.secret, rotated: false },
+      return await deps.shownOnce.send(request, reply, REGISTER, async () => {
+        const created = await registerWebhookEndpoint(
+          deps,
+          { owner, isTest },
+          { url: form.url, events: form.scope === 'all' ? null : form.events.filter(isEventType) },
+        );
+        return showWebhook(request, reply, deps, created.endpoint.id, {
+          secret: { value: created.secret, rotated: false },
+        });
       });
     } catch (error) {
       if (!isAppError(error)) throw error;

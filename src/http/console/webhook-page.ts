@@ -8,6 +8,7 @@ import { formField, pageNumber } from './form.ts';
 import { pageData } from './layout.ts';
 import { contentVersion, isRefresh, isUnchanged } from './live.ts';
 import { deliveryLabel, duration, outcomeTone, utc } from './present.ts';
+import type { ShownOnceForm, ShownOnceForms } from './shown-once.ts';
 import type { WebhookDetails, WebhookDetailsReader } from './webhook-details.ts';
 
 const params = z.object({ endpointId: z.string().regex(/^[1-9]\d{0,14}$/) });
@@ -25,6 +26,27 @@ export const OVERLAP_CHOICES = [
   { seconds: DEFAULT_SECRET_OVERLAP_SECONDS, label: '24 hours' },
   { seconds: 7 * 24 * 3600, label: '7 days' },
 ] as const;
+
+/** An endpoint's "rotate the signing secret" form: the new secret is shown once, so it rotates once. */
+export function rotateSecretForm(endpointId: number): ShownOnceForm {
+  const page = `/dashboard/webhooks/${endpointId}`;
+  return {
+    action: `${page}/rotate-secret`,
+    repeated: {
+      title: 'The new secret was already shown',
+      message:
+        'This form already rotated the signing secret, and the new secret was shown once on the page that answered it. It cannot be shown again, and the secret was not rotated again. If it was not copied, rotate it again.',
+    },
+    back: { href: page, label: `Back to webhook endpoint ${endpointId}` },
+  };
+}
+
+/** What the endpoint's page needs: its details, the clock, and its forms' one-time tokens. */
+export interface WebhookPageDeps {
+  details: WebhookDetailsReader;
+  clock: Clock;
+  shownOnce: Pick<ShownOnceForms, 'field'>;
+}
 
 /** What an action done on the page says when the page shows again (`?done=`). */
 const NOTICES: Record<string, string> = {
@@ -109,7 +131,7 @@ export interface PageExtras {
 export async function showWebhook(
   request: FastifyRequest,
   reply: FastifyReply,
-  deps: { details: WebhookDetailsReader; clock: Clock },
+  deps: WebhookPageDeps,
   endpointId: number | null,
   extras: PageExtras = {},
 ) {
@@ -138,6 +160,7 @@ export async function showWebhook(
       ...choice,
       selected: choice.seconds === DEFAULT_SECRET_OVERLAP_SECONDS,
     })),
+    rotateToken: deps.shownOnce.field(request, rotateSecretForm(details.endpoint.id).action),
     ...extras,
   };
   if (isRefresh(request)) return reply.view('webhook-deliveries', data);
@@ -148,10 +171,7 @@ export async function showWebhook(
  * `GET /dashboard/webhooks/{id}`: an endpoint's page, with `?page=` for older deliveries and
  * `?done=` naming the action just done.
  */
-export async function webhookPage(
-  app: FastifyInstance,
-  deps: { details: WebhookDetailsReader; clock: Clock },
-) {
+export async function webhookPage(app: FastifyInstance, deps: WebhookPageDeps) {
   app.get('/webhooks/:endpointId', async (request, reply) => {
     const notice = NOTICES[formField(request.query, 'done')];
     return showWebhook(request, reply, deps, endpointIdOf(request), notice ? { notice } : {});

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { registerConsoleErrors } from '../errors.ts';
+import { type ErrorContent, registerConsoleErrors } from '../errors.ts';
 import { operatorPageData } from './layout.ts';
 
 declare module 'fastify' {
@@ -23,7 +23,7 @@ export function operatorErrorPage(
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
-  content: { title: string; message: string },
+  content: ErrorContent,
 ) {
   return reply
     .code(status)

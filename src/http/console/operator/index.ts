@@ -4,20 +4,24 @@ import type { Clock } from '../../../domain/clock.ts';
 import type { PlatformAdmin } from '../../../platform/admin.ts';
 import type { Platform } from '../../../platform/platform.ts';
 import type { Store } from '../../../store/index.ts';
+import { DEFAULT_ACTIONS_PER_MINUTE, limitActions } from '../action-limit.ts';
 import { isRefresh } from '../live.ts';
 import { DEFAULT_SIGN_INS_PER_MINUTE } from '../session.ts';
-import { registerOperatorErrors } from './errors.ts';
+import { createShownOnceForms } from '../shown-once.ts';
+import { operatorErrorPage, registerOperatorErrors } from './errors.ts';
 import { integrationPages } from './integrations.ts';
 import { keeperPage } from './keeper.ts';
 import { OPERATOR_HOME } from './layout.ts';
 import { platformPage } from './platform.ts';
-import { createOperatorSessions, operatorSignInLocation } from './session.ts';
+import { createOperatorSessions, OPERATOR_COOKIE, operatorSignInLocation } from './session.ts';
 import { operatorSignInPages } from './sign-in.ts';
 
 /** What the operator's pages need: the admin token and what the admin API acts through. */
 export interface OperatorDeps {
   /** ADMIN_TOKEN: the admin API's token opens the operator's console too. */
   adminToken: string;
+  /** The key of operator sessions' MACs, derived from ENCRYPTION_KEY (see session.ts). */
+  sessionMacKey: Buffer;
   store: Pick<Store, 'integrations' | 'consoleSessions' | 'keeperHealth'>;
   platformAdmin: Pick<PlatformAdmin, 'status'>;
   platform: Platform;
@@ -28,6 +32,8 @@ export interface OperatorDeps {
   secureCookies?: boolean;
   /** Sign-in attempts allowed per address a minute (see the console's deps). */
   signInsPerMinute?: number;
+  /** Actions allowed a minute, all operator sessions together (see the console's deps). */
+  actionsPerMinute?: number;
 }
 
 /**
@@ -43,6 +49,7 @@ export function operatorPlugin(deps: OperatorDeps) {
       sessions: deps.store.consoleSessions,
       clock: deps.clock,
       adminToken: deps.adminToken,
+      macKey: deps.sessionMacKey,
       secureCookies: deps.secureCookies ?? false,
     });
     app.get('/', async (_request, reply) => reply.redirect(OPERATOR_HOME, 303));
@@ -68,6 +75,8 @@ export function operatorPlugin(deps: OperatorDeps) {
         if (isRefresh(request)) return reply.header('hx-redirect', location).send();
         return reply.redirect(location, 303);
       });
+      // One admin token, one principal: every operator session counts against the same limit.
+      limitActions(pages, deps.actionsPerMinute ?? DEFAULT_ACTIONS_PER_MINUTE, () => 'operator');
       // The operator's answers are for the operator alone: never kept by a browser or a proxy.
       pages.addHook('onSend', async (_request, reply) => {
         reply.header('cache-control', 'no-store');
@@ -76,6 +85,12 @@ export function operatorPlugin(deps: OperatorDeps) {
         integrations: deps.store.integrations,
         clock: deps.clock,
         cluster: deps.platform.cluster,
+        shownOnce: createShownOnceForms({
+          sessions: deps.store.consoleSessions,
+          clock: deps.clock,
+          cookie: OPERATOR_COOKIE,
+          errorPage: operatorErrorPage,
+        }),
       });
       await pages.register(platformPage, { platformAdmin: deps.platformAdmin, platform: deps.platform });
       await pages.register(keeperPage, {

@@ -8,9 +8,10 @@ import {
 } from '../../../domain/integration.ts';
 import type { Cluster } from '../../../platform/platform.ts';
 import type { ApiKeyRecord, IntegrationRecord, IntegrationStore } from '../../../store/integrations.ts';
-import { issueApiKey } from '../../../use-cases/api-keys.ts';
+import { type IssuedKey, issueApiKey } from '../../../use-cases/api-keys.ts';
 import { formField as field } from '../form.ts';
 import { duration, sol, utc } from '../present.ts';
+import type { ShownOnceForm, ShownOnceForms } from '../shown-once.ts';
 import { operatorErrorPage } from './errors.ts';
 import { operatorPageData } from './layout.ts';
 
@@ -92,13 +93,29 @@ interface IntegrationDeps {
   integrations: IntegrationStore;
   clock: Clock;
   cluster: Cluster;
+  shownOnce: ShownOnceForms;
+}
+
+/** An integration's "issue a key" form: the key is shown once, so the form issues one at most. */
+function issueKeyForm(integration: { id: number; name: string }): ShownOnceForm {
+  const page = `/dashboard/operator/integrations/${integration.id}`;
+  return {
+    action: `${page}/keys`,
+    repeated: {
+      title: 'The key was already shown',
+      message:
+        'This form already issued a key, shown once on the page that answered it. It cannot be shown again, and no other key was issued. If it was not copied, revoke it and issue another.',
+    },
+    back: { href: page, label: `Back to ${integration.name}` },
+  };
 }
 
 /**
  * The operator's integrations, through the store functions and use cases of the admin API
  * (src/http/endpoints/admin/integrations.ts): `GET /dashboard/operator/integrations` lists them
  * with their keys and creates one; an integration's page shows its settings and keys, issues a
- * key (shown once), revokes one, and suspends or resumes the integration.
+ * key (shown once: its form issues one at most, however often it is sent), revokes one, and
+ * suspends or resumes the integration.
  */
 export async function integrationPages(app: FastifyInstance, deps: IntegrationDeps) {
   const { integrations, clock } = deps;
@@ -195,7 +212,7 @@ type NamedIntegration = NonNullable<Awaited<ReturnType<typeof named>>>;
 
 /** An integration's page: its settings and keys, and what the action before it did. */
 async function showIntegration(
-  { integrations }: IntegrationDeps,
+  { integrations, shownOnce }: IntegrationDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   integration: NamedIntegration,
@@ -228,13 +245,14 @@ async function showIntegration(
         keys: keys.map(keyRow),
         settings: settingsRows(integration.settings),
         notice,
+        issueToken: shownOnce.field(request, issueKeyForm(integration).action),
       },
       'integrations',
     ),
   );
 }
 
-/** Issues a key of the mode chosen, as the admin API does, and shows it once. */
+/** Issues a key of the mode chosen, as the admin API does, and shows it once: once per form. */
 async function issueKey(
   deps: IntegrationDeps,
   request: FastifyRequest,
@@ -248,10 +266,17 @@ async function issueKey(
       message: 'Choose the key’s mode: test or live.',
     });
   }
-  const issued = await issueApiKey(
-    { integrations: deps.integrations, clock: deps.clock, cluster: deps.cluster, log: request.log },
-    { integrationId: integration.id, mode },
-  );
+  return deps.shownOnce.send(request, reply, issueKeyForm(integration), async () => {
+    const issued = await issueApiKey(
+      { integrations: deps.integrations, clock: deps.clock, cluster: deps.cluster, log: request.log },
+      { integrationId: integration.id, mode },
+    );
+    return showNewKey(reply, integration, issued);
+  });
+}
+
+/** The page showing a key just issued, the only time it is shown. */
+function showNewKey(reply: FastifyReply, integration: NamedIntegration, issued: IssuedKey) {
   return reply.view(
     'operator/new-key',
     operatorPageData(

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../../domain/clock.ts';
 import type { ConsoleSessionStore } from '../../../store/console-sessions.ts';
@@ -8,9 +8,11 @@ import { hashToken, isAutoRefresh } from '../session.ts';
  * Operator sessions, kept like the integrator's (src/http/console/session.ts) in the console's
  * session table as sessions of their own kind: the admin token is sent once, in the sign-in form's
  * body; the browser then holds a random token in a cookie of its own, sent only to the operator's
- * pages, and the database only the token's hash with an HMAC of it keyed by the admin token, so
- * that changing ADMIN_TOKEN ends every operator session. Shorter than an integrator's: the admin
- * token can do anything.
+ * pages, and the database only the token's hash with a MAC binding it to the admin token: an HMAC
+ * of the admin token's hash and the token hash, so that changing ADMIN_TOKEN ends every operator
+ * session. The MAC's key is derived from ENCRYPTION_KEY, not the admin token itself: a reader of
+ * the database alone cannot test guesses of the admin token against it. Shorter than an
+ * integrator's: the admin token can do anything.
  */
 
 /** The cookie holding an operator's session token, sent only to the operator's pages. */
@@ -31,6 +33,8 @@ export function createOperatorSessions(deps: {
   sessions: ConsoleSessionStore;
   clock: Clock;
   adminToken: string;
+  /** The MAC's key: ENCRYPTION_KEY's subkey for operator sessions (SecretBox's `deriveKey`). */
+  macKey: Buffer;
   /** Secure cookies whatever the request's protocol (production, behind a TLS front). */
   secureCookies: boolean;
 }) {
@@ -40,7 +44,9 @@ export function createOperatorSessions(deps: {
     sameSite: 'strict' as const,
     secure: deps.secureCookies || request.protocol === 'https',
   });
-  const macOf = (tokenHash: Buffer) => createHmac('sha256', deps.adminToken).update(tokenHash).digest();
+  const adminTokenHash = createHash('sha256').update(deps.adminToken, 'utf8').digest();
+  const macOf = (tokenHash: Buffer) =>
+    createHmac('sha256', deps.macKey).update(adminTokenHash).update(tokenHash).digest();
 
   return {
     /** Opens a session for a caller who presented the admin token, and sets its cookie. */
