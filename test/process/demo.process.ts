@@ -39,7 +39,7 @@ before(async () => {
   adminToken = (await readFile(adminTokenPath(dataDir), 'utf8')).trim();
 });
 after(async () => {
-  // SIGTERM to npm stops the service with it (test/process/npm-start.test.ts).
+  // SIGTERM to npm stops the service with it (test/process/npm-start.process.ts).
   await service.stop();
   await rm(dataDir, { recursive: true, force: true });
 });
