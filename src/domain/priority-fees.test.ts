@@ -40,13 +40,13 @@ describe('the market price', () => {
     const spike = [...Array<bigint>(37).fill(50_000n), ...Array<bigint>(113).fill(0n)];
     assert.equal(marketPrice(slots(spike), calm), 0n, 'a spike that passed');
     assert.equal(marketPrice(slots([...spike, 50_000n]), calm), 50_000n, 'in more than a quarter');
-    // Congestion now: every one of the latest slots charged at least 20,000.
-    const now = [...Array<bigint>(146).fill(0n), 30_000n, 20_000n, 25_000n, 40_000n];
+    // Congestion now: the latest slot charged 20,000, from its first congested slot on.
+    const now = [...Array<bigint>(149).fill(0n), 20_000n];
     assert.equal(marketPrice(slots(now), calm), 20_000n);
-    // Listed in any order, the slots say which are the latest.
+    // Listed in any order, the slots say which is the latest.
     assert.equal(marketPrice(slots(now).reverse(), calm), 20_000n);
-    // One calm slot among the latest: no congestion now.
-    assert.equal(marketPrice(slots([...now.slice(0, -1), 0n]), calm), 0n);
+    // Congestion that passed: the latest slot is calm again.
+    assert.equal(marketPrice(slots([...now.slice(0, -3), 30_000n, 25_000n, 0n]), calm), 0n);
   });
 });
 

@@ -24,9 +24,6 @@ export const ESCALATION_STEP_MICRO_LAMPORTS_PER_CU = 10_000n;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
-/** Slots whose every block charging a price shows the market at that price now. */
-export const LATEST_SLOTS = 4;
-
 /** One recent slot's lowest price, as getRecentPrioritizationFees lists it. */
 export interface SlotPrice {
   slot: bigint;
@@ -35,9 +32,10 @@ export interface SlotPrice {
 
 /**
  * The market's price: the 75th percentile of the prices recent slots paid (as
- * getRecentPrioritizationFees lists them), or, when higher, the least of the {@link LATEST_SLOTS}
- * latest slots' (congestion now: a price below it waits until it passes, however calm the slots
- * before were); at least the floor, at most the cap.
+ * getRecentPrioritizationFees lists them), or, when higher, the latest slot's (congestion now: a
+ * transaction priced below the going rate waits until the congestion passes, however calm the
+ * slots before were, so the price follows it from its first slot); at least the floor, at most the
+ * cap.
  */
 export function marketPrice(
   recent: readonly SlotPrice[],
@@ -46,12 +44,11 @@ export function marketPrice(
   const ascending = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
   const prices = recent.map((entry) => entry.prioritizationFee).sort(ascending);
   const observed = prices[Math.min(prices.length - 1, Math.floor(0.75 * prices.length))] ?? 0n;
-  const latest = [...recent]
-    .sort((a, b) => ascending(b.slot, a.slot))
-    .slice(0, LATEST_SLOTS)
-    .map((entry) => entry.prioritizationFee)
-    .sort(ascending);
-  const now = latest.length === LATEST_SLOTS ? latest[0]! : 0n;
+  const latest = recent.reduce<SlotPrice | undefined>(
+    (found, entry) => (found && found.slot >= entry.slot ? found : entry),
+    undefined,
+  );
+  const now = latest?.prioritizationFee ?? 0n;
   return min(max(max(observed, now), policy.floorMicroLamportsPerCu), policy.capMicroLamportsPerCu);
 }
 
