@@ -128,6 +128,8 @@ async function announceLocalService(
   { config, store, clock, localRpcUrl, localChainProfile, logger, onStop }: ServiceParts,
   url: string,
 ) {
+  // The log's own writes may wait behind a full pipe: flushed first, the steps said come before the key.
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
   await showFirstKey(store.integrations, clock, (key, created) =>
     process.stdout.write(firstKeyBanner(key, created, url)),
   );
