@@ -66,6 +66,7 @@ import {
 import { createDisplay } from './demo-display.ts';
 import { createHopLog } from './demo-hops.ts';
 import { estimateLines, lamportsText, movementLines } from './demo-sol.ts';
+import { createSteps } from './demo-step.ts';
 
 const USAGE = `Transfer Router demo: a transfer from a fresh wallet to a fresh recipient, hop by hop
 
@@ -76,13 +77,15 @@ or any deployment on a test cluster with --url, --key and --rpc. It creates a te
 is given, funds a fresh wallet (airdrop), creates a token and mints it to the wallet (or sends
 native SOL with --sol), estimates, creates the transfer, signs and broadcasts the bundle with the
 TypeScript client (clients/typescript), follows the hops until the recipient is paid, showing
-how late after its due time each one landed, and reclaims the route's rent for the source. Every
-signature is shown whole with its Solana Explorer link (the cluster's, told by its genesis hash;
-any other chain, the local one included, as Explorer's custom cluster at its RPC URL), and the
-source's SOL is accounted for to the lamport, each fee as a fee. With --fail the recipient closes
-its token account before the last hop: the router program refuses a last hop whose destination is
-not an open token account of the recipient (WrongDestination), so the keeper marks the route
-failed and the source rescues everything the route holds.
+how late after its due time each one landed, and reclaims the route's rent for the source. It
+prints the transfer's page in the service's console, where the hops are seen landing live (sign in
+with the test key it created and printed, or your own). Every signature is shown whole with its
+Solana Explorer link (the cluster's, told by its genesis hash; any other chain, the local one
+included, as Explorer's custom cluster at its RPC URL), and the source's SOL is accounted for to
+the lamport, each fee as a fee. With --fail the recipient closes its token account before the
+last hop: the router program refuses a last hop whose destination is not an open token account of
+the recipient (WrongDestination), so the keeper marks the route failed and the source rescues
+everything the route holds.
 
 Options:
   --hops <n>          hops, 3 to 10 (default 3)
@@ -105,6 +108,8 @@ Options:
   --time-travel       on the local chain only: move its clock to each hop's due time instead of
                       waiting for it (the tests use this); the local service's keeper hears of
                       each jump at once, so a 3-hop transfer takes seconds
+  --step              on the local chain only: as --time-travel, but wait for Enter before each
+                      move of the clock, to watch each hop land on the transfer's console page
   -h, --help`;
 
 class UsageError extends Error {}
@@ -126,6 +131,7 @@ function options(argv: string[]) {
       profile: { type: 'string' },
       seed: { type: 'string' },
       'time-travel': { type: 'boolean', default: false },
+      step: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -271,7 +277,7 @@ async function run(argv: string[]): Promise<number> {
   const explorer = await createExplorer(rpc, where.chain.rpcUrl);
   const out = createDisplay(process.stdout, explorer.transaction);
   // A failure is not worth waiting for: on the local service's chain, --fail moves its clock too.
-  const travel = opts['time-travel'] || (opts.fail && where.chain.profile !== undefined);
+  const travel = opts['time-travel'] || opts.step || (opts.fail && where.chain.profile !== undefined);
 
   out.heading('Transfer Router demo');
   out.field('service', `${where.service.url} (${where.service.from})`);
@@ -287,6 +293,8 @@ async function run(argv: string[]): Promise<number> {
     );
   }
   let apiKey = opts.key ?? process.env.TRANSFER_ROUTER_KEY;
+  // A key the demo creates is a test key, shown whole; one given to it may be live, and is not.
+  const keyShown = !apiKey;
   if (!apiKey) {
     if (!where.adminToken) {
       throw new UsageError(
@@ -415,6 +423,10 @@ async function run(argv: string[]): Promise<number> {
   });
   out.field('transfer', `${created.id} (${created.status}, priced until ${created.expiresAt})`);
   out.field('support bundle', `${created.supportBundleId} (quote it when asking about this transfer)`);
+  out.field(
+    'console',
+    `${where.service.url.replace(/\/+$/, '')}/dashboard/transfers/${created.id} (sign in with ${keyShown ? 'the key above' : 'your key'} to watch it)`,
+  );
 
   // The platform's earnings: the router program settles its fees into the protocol config and the
   // config's token account of the mint.
@@ -516,14 +528,20 @@ async function run(argv: string[]): Promise<number> {
     "by the wall's: from the chain's clock showing its due time to the service recording it confirmed",
   );
   if (travel) {
+    const flag = opts.step ? '--step' : opts['time-travel'] ? '--time-travel' : '--fail on the local chain';
     out.note(
-      `${opts['time-travel'] ? '--time-travel' : '--fail on the local chain'}: the demo moves the chain's clock to each hop's due time; the keeper of the local service hears of each jump at once`,
+      `${flag}: the demo moves the chain's clock to each hop's due time${opts.step ? ' when you press Enter' : ''}; the keeper of the local service hears of each jump at once`,
     );
   }
+  const steps = opts.step ? createSteps(process.stdin) : undefined;
+  // Ends a wait for Enter once the transfer no longer needs the clock moved.
+  const settled = new AbortController();
   const schedule = await readRouteSchedule(rpc, where.chain.programAddress, source.address, created.id);
   const hopLog = createHopLog({ rpc, client, transferId: created.id, hops: opts.hops, schedule });
   let latest: Transfer | undefined;
   let travelledFor = 0;
+  /** The hops whose move of the clock was asked for (--step). */
+  let stepsAsked = 0;
   let stopped = false;
   let broken = false;
   const follow = async () => {
@@ -536,7 +554,8 @@ async function run(argv: string[]): Promise<number> {
       let now = await chainNow(rpc);
       let seenAt = Date.now();
       const due = schedule.dueAt(done);
-      if (travel && done < opts.hops && travelledFor <= done && due > now) {
+      const dueNext = travel && done < opts.hops && travelledFor <= done && due > now;
+      if (dueNext && (!steps || stepsAsked > done)) {
         travelledFor = done + 1;
         // The clock shows the due time from some moment of the call on: the keeper, woken by the
         // jump, may record the hop before the answer is back.
@@ -552,6 +571,14 @@ async function run(argv: string[]): Promise<number> {
         dueInSeconds: done < opts.hops ? Number(due > now ? due - now : 0n) : undefined,
         recipient: units(await received()),
       });
+      if (dueNext && steps && stepsAsked <= done) {
+        // Asked after the landings and the progress are shown, so that the page and the demo agree.
+        stepsAsked = done + 1;
+        out.endProgress();
+        out.note(`--step: press Enter to move the chain's clock to hop ${done + 1}'s due time`);
+        await steps.next(settled.signal);
+        continue;
+      }
       // Within a second of a due time the clock is read often, to see the moment the hop fell due.
       await sleep(done < opts.hops && due - now <= 1n ? 100 : 500);
     }
@@ -572,6 +599,7 @@ async function run(argv: string[]): Promise<number> {
     });
   } finally {
     stopped = true;
+    settled.abort();
     await following;
   }
   for (const landing of await hopLog.landedSince(finished)) out.hopLanded(landing);

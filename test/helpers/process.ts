@@ -148,6 +148,66 @@ export function runDemoCli(args: string[], env: Record<string, string> = {}) {
   );
 }
 
+/** `npm run demo` running, its output read as it comes and its input open for Enter (`--step`). */
+export interface DemoProcess {
+  /** What the demo printed so far. */
+  stdout(): string;
+  /** Resolves with the first match of `pattern` in the demo's output, once it printed it. */
+  printed(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** Presses Enter in the demo's terminal: a line on its input. */
+  enter(): void;
+  /** Ends its input, then waits for it to exit (SIGTERM after 30 s); resolves with its code and output. */
+  stop(): Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+/** Starts `npm run demo -- <args>` as a person does, beside the service of `env.DATA_DIR`. */
+export function startDemoProcess(args: string[], env: Record<string, string>): DemoProcess {
+  const child = spawn('npm', ['run', '--silent', 'demo', '--', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return {
+    stdout: () => stdout,
+    printed(pattern, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const look = () => {
+          const match = pattern.exec(stdout);
+          if (!match) return false;
+          clearTimeout(timer);
+          child.stdout!.off('data', look);
+          resolve(match);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          child.stdout!.off('data', look);
+          reject(new Error(`the demo did not print ${pattern} within ${timeoutMs} ms:\n${stdout}${stderr}`));
+        }, timeoutMs);
+        if (look()) return;
+        child.stdout!.on('data', look);
+        void exited.then(() => {
+          if (look()) return;
+          clearTimeout(timer);
+          reject(new Error(`the demo exited without printing ${pattern}:\n${stdout}${stderr}`));
+        });
+      });
+    },
+    enter: () => child.stdin!.write('\n'),
+    async stop() {
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGTERM'), 30_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return { code, stdout, stderr };
+    },
+  };
+}
+
 export interface ChainProcess {
   rpcUrl: string;
   /** Stops the chain (SIGTERM) and resolves with its exit code. */
