@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import fastifyCompress from '@fastify/compress';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
@@ -171,8 +172,13 @@ async function registerWebhookPages(pages: FastifyInstance, deps: ConsoleDeps) {
 const CROSS_SITE_MESSAGE =
   'This form was sent from another site, so the console refused it. Use the console’s own pages.';
 
-/** Cookies, form bodies, security headers, templates and the static files. */
+/** Compression, cookies, form bodies, security headers, templates and the static files. */
 async function registerPlumbing(app: FastifyInstance) {
+  // Pages, the stylesheet and the script go compressed (a page is a fifth of its size or less:
+  // docs/integrating.md, "What a page weighs"); htmx has its own .gz beside it. Safe from
+  // BREACH-style guessing: no page a GET answers holds a secret (a key or signing secret is shown
+  // once, on the answer to a same-origin form). Before @fastify/static, which it must wrap.
+  await app.register(fastifyCompress, { encodings: ['br', 'gzip'], globalDecompression: false });
   await app.register(fastifyHelmet, {
     contentSecurityPolicy: {
       directives: {
