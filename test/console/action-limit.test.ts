@@ -4,12 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.ts';
+import { FORM_HEADERS, formSignIn } from './helpers.ts';
 
-const FORM = {
-  host: 'console.test',
-  origin: 'http://console.test',
-  'content-type': 'application/x-www-form-urlencoded',
-};
 const LIMITED = /Too many actions: the console takes 3 a minute\. Nothing was done; try again in \d+ s\./;
 
 describe('console actions', () => {
@@ -19,18 +15,10 @@ describe('console actions', () => {
   });
   after(() => t?.close());
 
-  async function signIn(path: string, field: Record<string, string>, cookieName: string) {
-    const answer = await t.app.inject({
-      method: 'POST',
-      url: path,
-      headers: FORM,
-      payload: new URLSearchParams(field).toString(),
-    });
-    assert.equal(answer.statusCode, 303, answer.body);
-    return `${cookieName}=${answer.cookies.find((cookie) => cookie.name === cookieName)!.value}`;
-  }
+  const signIn = (path: string, field: Record<string, string>, cookieName: string) =>
+    formSignIn(t.app, path, field, cookieName);
   const post = (url: string, cookie: string, payload = '') =>
-    t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload });
+    t.app.inject({ method: 'POST', url, headers: { ...FORM_HEADERS, cookie }, payload });
   const get = (url: string, cookie: string, headers: Record<string, string> = {}) =>
     t.app.inject({ method: 'GET', url, headers: { cookie, ...headers } });
 

@@ -1,6 +1,7 @@
 // What the console's browser tests share: the real app listening on a port of its own (a browser
 // needs a real server), headless Chromium, and what a person does first: sign in.
 import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 import { launchBrowser } from '../helpers/browser.ts';
@@ -118,3 +119,30 @@ export const scriptCookies = (page: Page) => page.evaluate(() => document.cookie
 
 /** The text on the clipboard (the context must be granted clipboard-read). */
 export const clipboardText = (page: Page) => page.evaluate(() => navigator.clipboard.readText());
+
+/** The headers of a form a console page posts, as a browser on the console's own origin sends them. */
+export const FORM_HEADERS = {
+  host: 'console.test',
+  origin: 'http://console.test',
+  'content-type': 'application/x-www-form-urlencoded',
+};
+
+/**
+ * Signs in without a browser, through a console's sign-in form at `path` (the integrator's with
+ * `{ apiKey }`, the operator's with `{ adminToken }`), and answers the session's cookie header.
+ */
+export async function formSignIn(
+  app: FastifyInstance,
+  path: string,
+  field: Record<string, string>,
+  cookieName: string,
+): Promise<string> {
+  const answer = await app.inject({
+    method: 'POST',
+    url: path,
+    headers: FORM_HEADERS,
+    payload: new URLSearchParams(field).toString(),
+  });
+  assert.equal(answer.statusCode, 303, answer.body);
+  return `${cookieName}=${answer.cookies.find((cookie) => cookie.name === cookieName)!.value}`;
+}

@@ -23,6 +23,7 @@ import { failLastHop, getTransfer, routeRow, UNLIMITED } from '../recovery/helpe
 import {
   type ConsoleHarness,
   focused,
+  formSignIn,
   horizontalOverflow,
   scriptCookies,
   signIn,
@@ -182,19 +183,13 @@ describe('the operator’s console', { skip: browserUnavailable() }, () => {
   test('an admin token changed since the sign-in ends the operator’s sessions', async () => {
     const rotated = await createTestApp({ peer: h.t, config: { adminToken: `${ADMIN_TOKEN}-rotated` } });
     try {
-      const signedIn = await h.t.app.inject({
-        method: 'POST',
-        url: '/dashboard/operator/sign-in',
-        headers: {
-          host: 'console.test',
-          origin: 'http://console.test',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        payload: new URLSearchParams({ adminToken: ADMIN_TOKEN }).toString(),
-      });
-      assert.equal(signedIn.statusCode, 303);
-      const token = signedIn.cookies.find((cookie) => cookie.name === 'tr_operator')!.value;
-      const cookie = `tr_operator=${token}`;
+      const cookie = await formSignIn(
+        h.t.app,
+        '/dashboard/operator/sign-in',
+        { adminToken: ADMIN_TOKEN },
+        'tr_operator',
+      );
+      const token = cookie.slice('tr_operator='.length);
       const page = (app: typeof h.t.app) =>
         app.inject({ method: 'GET', url: '/dashboard/operator/keeper', headers: { cookie } });
       assert.equal((await page(h.t.app)).statusCode, 200);
@@ -217,17 +212,13 @@ describe('the operator’s console', { skip: browserUnavailable() }, () => {
   test('the session’s MAC is keyed by the deployment’s encryption key: the admin token alone cannot compute it, and another ENCRYPTION_KEY ends the session', async () => {
     const rekeyed = await createTestApp({ peer: h.t, encryptionKey: randomBytes(32) });
     try {
-      const signedIn = await h.t.app.inject({
-        method: 'POST',
-        url: '/dashboard/operator/sign-in',
-        headers: {
-          host: 'console.test',
-          origin: 'http://console.test',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        payload: new URLSearchParams({ adminToken: ADMIN_TOKEN }).toString(),
-      });
-      const token = signedIn.cookies.find((cookie) => cookie.name === 'tr_operator')!.value;
+      const cookie = await formSignIn(
+        h.t.app,
+        '/dashboard/operator/sign-in',
+        { adminToken: ADMIN_TOKEN },
+        'tr_operator',
+      );
+      const token = cookie.slice('tr_operator='.length);
       const tokenHash = createHash('sha256').update(token).digest();
       const { rows } = await h.t.database.db.query<{ admin_token_mac: Buffer }>(
         'SELECT admin_token_mac FROM console_sessions WHERE token_hash = $1',
@@ -244,7 +235,6 @@ describe('the operator’s console', { skip: browserUnavailable() }, () => {
       ]) {
         assert.notDeepEqual(stored, guess);
       }
-      const cookie = `tr_operator=${token}`;
       const page = (app: typeof h.t.app) =>
         app.inject({ method: 'GET', url: '/dashboard/operator/keeper', headers: { cookie } });
       assert.equal((await page(h.t.app)).statusCode, 200);

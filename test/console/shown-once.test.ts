@@ -8,12 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, type Caller, createTestApp, type TestApp } from '../helpers/app.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-
-const FORM = {
-  host: 'console.test',
-  origin: 'http://console.test',
-  'content-type': 'application/x-www-form-urlencoded',
-};
+import { FORM_HEADERS, formSignIn } from './helpers.ts';
 
 /** The one-time token of the page's form (each page tested has one such form). */
 function formToken(html: string): string {
@@ -34,17 +29,8 @@ describe('forms that show a secret once', () => {
     await t?.close();
   });
 
-  /** Signs in (at `path`'s sign-in form with `field`) and answers the session's cookie. */
-  async function signIn(path: string, field: Record<string, string>, cookieName: string) {
-    const answer = await t.app.inject({
-      method: 'POST',
-      url: path,
-      headers: FORM,
-      payload: new URLSearchParams(field).toString(),
-    });
-    assert.equal(answer.statusCode, 303, answer.body);
-    return `${cookieName}=${answer.cookies.find((cookie) => cookie.name === cookieName)!.value}`;
-  }
+  const signIn = (path: string, field: Record<string, string>, cookieName: string) =>
+    formSignIn(t.app, path, field, cookieName);
   const operator = () => signIn('/dashboard/operator/sign-in', { adminToken: ADMIN_TOKEN }, 'tr_operator');
   const integrator = (caller: Caller) => signIn('/dashboard/sign-in', { apiKey: caller.key }, 'tr_console');
   const get = (url: string, cookie: string) => t.app.inject({ method: 'GET', url, headers: { cookie } });
@@ -52,7 +38,7 @@ describe('forms that show a secret once', () => {
     t.app.inject({
       method: 'POST',
       url,
-      headers: { ...FORM, cookie },
+      headers: { ...FORM_HEADERS, cookie },
       payload: new URLSearchParams(fields).toString(),
     });
   const formUses = async () =>
