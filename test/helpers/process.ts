@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -252,4 +253,15 @@ export async function startChainProcess(args: string[] = []): Promise<ChainProce
       return exited;
     },
   };
+}
+
+/** Whether a loopback port can be listened on now. */
+export async function isFree(port: number): Promise<boolean> {
+  const server = createServer();
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (ok) await new Promise((resolve) => server.close(resolve));
+  return ok;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { dataDirLockPath } from '../../src/data-dir-lock.ts';
-import { runServiceProcess, type ServiceProcess, startServiceProcess } from '../helpers/process.ts';
+import { isFree, runServiceProcess, type ServiceProcess, startServiceProcess } from '../helpers/process.ts';
 
 /** The test key the first start printed. */
 function firstKey(service: ServiceProcess): string {
@@ -29,17 +29,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-/** Whether a loopback port can be listened on now. */
-async function isFree(port: number): Promise<boolean> {
-  const server = createServer();
-  const ok = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => resolve(true));
-  });
-  if (ok) await new Promise((resolve) => server.close(resolve));
-  return ok;
 }
 
 /** Answers whether the service's data still serve `key`'s integration. */

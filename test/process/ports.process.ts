@@ -4,24 +4,13 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runServiceProcess, type ServiceProcess, startServiceProcess } from '../helpers/process.ts';
+import { isFree, runServiceProcess, type ServiceProcess, startServiceProcess } from '../helpers/process.ts';
 
 /** Listens on a free loopback port, as another program would, until closed. */
 async function occupy(): Promise<{ port: number; server: Server }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as { port: number }).port, server };
-}
-
-/** Whether a loopback port can be listened on now. */
-async function isFree(port: number): Promise<boolean> {
-  const server = createServer();
-  const ok = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => resolve(true));
-  });
-  if (ok) await new Promise((resolve) => server.close(resolve));
-  return ok;
 }
 
 /** A loopback port free now whose next port is free too (a chain's JSON-RPC and WebSocket ports). */
