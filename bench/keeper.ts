@@ -71,7 +71,7 @@ try {
     const workersBefore = running.map((worker) => processCpuMs(worker.pid));
     const databaseBefore = await bench.workerBackendsCpuMs();
     const started = Date.now();
-    await bench.travelTo(routes.lastDue + 1);
+    await bench.travelTo((routes.lastDue + 1) * 1000);
     await bench.wakeKeepers();
     const last = await bench.waitCompleted(routes.ids, 600_000);
     const hops = routes.ids.length * HOPS;
@@ -109,7 +109,7 @@ try {
     );
     for (const worker of workers) worker.pause();
     try {
-      await bench.travelTo(lastDue + 1);
+      await bench.travelTo((lastDue + 1) * 1000);
       const serviceBefore = processCpuMs(bench.service.pid);
       const ownBefore = ownCpuMs();
       const started = performance.now();

@@ -28,7 +28,7 @@ import { markdownTable } from './lib/load.ts';
  *   `BAD_DAY`, BENCH_FAULTS_SEED); the routes are deployed straight to the chain.
  * - A burst: BENCH_LATENESS_BURST routes (default 1,000) whose first hops fall due at the same
  *   second: how long from then until the last of those hops completed (the drain), and their
- *   lateness. Their next hops would fall due 10 minutes later, after the bench has ended.
+ *   lateness. Their next hops would fall due about 10 minutes later, after the bench has ended.
  *
  * Deploying. Every route is real: created, prepared, signed by its source, landed and reported
  * through the API as an integrator does it with the TypeScript client (bench/lib/keeper-service.ts).
@@ -36,17 +36,22 @@ import { markdownTable } from './lib/load.ts';
  * one interval later, so the routes are deployed ahead while the chain's clock stands still (the
  * chain runs in this process, on a clock the bench controls): group c is prepared at second c of
  * the interval before the warm-up and landed at once, BENCH_DEPLOY_CONCURRENCY at a time (default
- * 32) in both steps, the clock moved a second between groups, and only then does the clock run
- * with the wall's pace. Landing at once matters on a chain that includes transactions only in
- * later slots (the `mainnet` profile): slots must pass for bundles to land, one is made every
- * 400 ms while they land (the clock moving on a millisecond each time), and a blockhash lives 150
- * of them: a bundle left waiting longer is prepared again by the client, on a later second.
+ * 32) in both steps, the chain's time moved a second between groups, and only then does the clock
+ * run with the wall's pace. The burst's routes are prepared in chunks of 100 the same way, chunk k
+ * at second k with its interval k seconds shorter, so that all first hops fall due at one second;
+ * the bench fails if they do not. Landing at once matters on a chain that includes transactions
+ * only in later slots (the `mainnet` profile): slots must pass for bundles to land, one is made
+ * every 400 ms while they land (the chain's time moving on a millisecond each time), and a
+ * blockhash lives 150 of them: a bundle left waiting longer is prepared again by the client, on a
+ * later second. The mainnet profile's endpoint also has stale windows, in which prepare could read
+ * the clock of the second before: after each move the bench waits until no window can answer so.
  * Deploying the 1,500 routes of 100 hops a second takes 70 to 90 s on a 2-core machine at the
  * instant profile, five times the 15 s between a route's prepare and its first hop: on a running
  * clock they could not all be deployed ahead of their window.
 
- * Lateness is measured against the wall: the chain's clock runs behind it by however long it stood
- * still, and a hop's due time is when the chain's clock reached it. The keeper's CPU and its
+ * Lateness is measured against the wall: once the clock runs, the chain's time keeps the distance
+ * from the wall it had then (it stood still, and was moved on by time travel and by every slot
+ * made), and a hop's due time is when the chain's time reached it. The keeper's CPU and its
  * PostgreSQL backends' are counted from the moment the clock runs until every route completed (the
  * burst: until its hops completed), per hop completed meanwhile, warm-up and hops after the window
  * included.
@@ -145,20 +150,27 @@ const clock = bench.chainClock!;
 const profile = bench.profile!;
 let proxy: FaultProxy | undefined;
 try {
+  /** The second the chain's clock reads (unix seconds). */
+  const chainSecond = () => Math.floor(bench.chainTimeMs() / 1000);
+
   /**
-   * Moves the stopped chain clock into `second`, `intoMs` past its start (each slot made later
-   * moves it a millisecond on).
+   * Moves the stopped chain's time to the middle of `second` (each slot made later moves it a
+   * millisecond on), for prepare to read.
    */
-  const showSecond = (second: number, intoMs = 500) => {
-    clock.moveTo(second * 1000 + intoMs);
-    // Prepare reads the clock at `confirmed`, a slot or two behind the tip on a mainnet-like chain.
+  const showSecond = async (second: number) => {
+    await bench.travelTo(second * 1000 + 500);
+    // Prepare reads at `confirmed`, a slot or two behind the tip on a mainnet-like chain: those
+    // slots are in the second too.
     if (profile.cluster) for (let slot = 0; slot < 2; slot++) bench.nextSlot();
+    // A mainnet-like endpoint has stale windows: for `staleForMs` it answers a read with its answer
+    // from up to `staleMaxAgeMs` before the window opened, here the clock of the second before.
+    if (profile.weather) await delay(profile.weather.staleMaxAgeMs + profile.weather.staleForMs);
   };
 
   /** Lands prepared routes (see the header for how the chain's clock runs meanwhile). */
   async function land(prepared: readonly PreparedRoute[]): Promise<DeployedRoute[]> {
     // A mainnet-like chain includes what is sent only in later slots: one is made every slot's
-    // length, the clock moving on a millisecond each time.
+    // length, the chain's time moving on a millisecond each time.
     const slots = profile.cluster ? setInterval(() => bench.nextSlot(), 400) : undefined;
     try {
       return await bench.land(prepared, { concurrency: DEPLOY_CONCURRENCY });
@@ -181,7 +193,7 @@ try {
     const databaseBefore = await bench.workerBackendsCpuMs();
     const since = new Date();
     clock.start();
-    const lagMs = Date.now() - clock.now().getTime();
+    const lagMs = Date.now() - bench.chainTimeMs();
     await done();
     const keeperCpu = workers.reduce(
       (sum, worker, i) => sum + processCpuMs(worker.pid) - workersBefore[i]!,
@@ -241,11 +253,11 @@ try {
     const workers = await bench.startWorkers(WORKERS, { RPC_URL: rpcUrl });
     try {
       clock.stop();
-      const firstPrepare = (await bench.chainNow()) + 2;
+      const firstPrepare = chainSecond() + 2;
       const deployStarted = performance.now();
       const ids: number[] = [];
       for (const { offset, hops } of plan.groups) {
-        showSecond(firstPrepare + offset);
+        await showSecond(firstPrepare + offset);
         const prepared = await bench.prepare({
           count: rate,
           hops,
@@ -257,7 +269,7 @@ try {
       }
       const deploySeconds = (performance.now() - deployStarted) / 1000;
       const windowAt = firstPrepare + 2 * plan.intervalSeconds;
-      const chainAt = await bench.chainNow();
+      const chainAt = chainSecond();
       if (chainAt >= windowAt - 1) {
         throw new Error(
           `landing the routes took the chain's clock to ${chainAt}, past the warm-up (the window starts at ${windowAt}); raise BENCH_DEPLOY_CONCURRENCY`,
@@ -291,25 +303,37 @@ try {
     const workers = await bench.startWorkers(WORKERS);
     try {
       clock.stop();
-      const preparedAt = (await bench.chainNow()) + 2;
-      // At the second's start: the slots made while the chunks land move the clock ~1 ms each.
-      showSecond(preparedAt, 0);
+      const firstPrepare = chainSecond() + 2;
+      const dueAt = firstPrepare + BURST_INTERVAL_SECONDS;
       const deployStarted = performance.now();
       const ids: number[] = [];
-      // In chunks, each landed as soon as it is prepared (see the sustained rates).
-      for (let chunk = 0; chunk < BURST; chunk += BURST_CHUNK) {
+      // In chunks, each landed as soon as it is prepared (see the sustained rates), the k-th
+      // prepared k seconds after the first with its hops k seconds closer together: each slot made
+      // while a chunk lands moves the chain's time a millisecond on, and all chunks' slots would
+      // take it into the next second.
+      for (let chunk = 0; chunk * BURST_CHUNK < BURST; chunk++) {
+        await showSecond(firstPrepare + chunk);
         const prepared = await bench.prepare({
-          count: Math.min(BURST_CHUNK, BURST - chunk),
+          count: Math.min(BURST_CHUNK, BURST - chunk * BURST_CHUNK),
           hops: MIN_HOPS,
-          arrivalSeconds: MIN_HOPS * BURST_INTERVAL_SECONDS,
+          arrivalSeconds: MIN_HOPS * (BURST_INTERVAL_SECONDS - chunk),
           concurrency: DEPLOY_CONCURRENCY,
         });
         ids.push(...(await land(prepared)).map((route) => route.id));
       }
       const deploySeconds = (performance.now() - deployStarted) / 1000;
-      const dueAt = preparedAt + BURST_INTERVAL_SECONDS;
       const [due] = await duePerSecond(ids, dueAt, dueAt + 1);
-      clock.moveTo(dueAt * 1000 - BURST_LEAD_MS);
+      if (due !== ids.length) {
+        const { rows } = await bench.database.db.query<{ at: string; routes: number }>(
+          `SELECT first_release_at AS at, count(*)::int AS routes FROM transfers
+            WHERE id = ANY($1) GROUP BY 1 ORDER BY 1`,
+          [ids],
+        );
+        throw new Error(
+          `${due} of the burst's ${ids.length} first hops are due at ${dueAt}: ${rows.map((row) => `${row.routes} at ${row.at}`).join(', ')}`,
+        );
+      }
+      await bench.travelTo(dueAt * 1000 - BURST_LEAD_MS);
       const cpu = await runClock(workers, ids, async () => {
         const deadline = Date.now() + BURST_LEAD_MS + BURST * 100 + 300_000;
         for (;;) {

@@ -72,13 +72,17 @@ export interface KeeperBench {
   store: Store;
   /** A raw JSON-RPC call to the endpoint (the cheat methods too). */
   rpc(method: string, params: unknown[]): Promise<unknown>;
-  /** The chain's unix time, seconds. */
-  chainNow(): Promise<number>;
-  /** Moves the chain's clock forward to `unix` seconds. */
-  travelTo(unix: number): Promise<void>;
   /**
-   * Makes a new slot while the chain's clock stands still, moving it on by a millisecond (the
-   * chain in this process only): a mainnet-like chain includes sent transactions in later slots.
+   * The chain's time, unix milliseconds (the chain in this process only): its clock, moved on by
+   * every time travel and every `nextSlot`, so ahead of `chainClock` by all of those.
+   */
+  chainTimeMs(): number;
+  /** Moves the chain's time forward to `unixMs`, a new slot starting there. */
+  travelTo(unixMs: number): Promise<void>;
+  /**
+   * Makes a new slot while the chain's clock stands still, moving the chain's time on by a
+   * millisecond (the chain in this process only): a mainnet-like chain includes sent transactions
+   * in later slots.
    */
   nextSlot(): void;
   /**
@@ -133,8 +137,8 @@ export interface WorkerProcess {
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /**
- * A clock that follows the system clock, or stands still, or runs slower, and can be moved
- * forward; it never goes back.
+ * A clock that follows the system clock, or stands still, or runs slower; it never goes back. The
+ * chain's time is this clock plus however far time travel moved the chain on.
  */
 export interface BenchClock extends Clock {
   /** Stops it where it is. */
@@ -143,8 +147,6 @@ export interface BenchClock extends Clock {
   start(): void;
   /** Runs it from where it is at `rate` times the system clock's pace (0 stands it still). */
   run(rate: number): void;
-  /** Moves it forward to `unixMs`, keeping its pace. */
-  moveTo(unixMs: number): void;
 }
 
 function createBenchClock(): BenchClock {
@@ -163,11 +165,6 @@ function createBenchClock(): BenchClock {
     stop: () => run(0),
     start: () => run(1),
     run,
-    moveTo(unixMs) {
-      if (unixMs < nowMs()) throw new Error(`the clock never goes back: ${unixMs} is past`);
-      fromMs = unixMs;
-      atMs = Date.now();
-    },
   };
 }
 
@@ -334,7 +331,10 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
       return { id: route.id, hops: rows[0]!.hops, arrivalAt: Number(rows[0]!.arrival_at) };
     }
 
-    const chainNow = async () => Number((await chain.getClock()).unixTimestamp);
+    const ledger = () => {
+      if (!here) throw new Error('the chain runs in another process');
+      return here.local.ledger;
+    };
     return {
       service,
       database,
@@ -344,13 +344,14 @@ export async function startKeeperBench(options: { chainHere?: boolean } = {}): P
       profile: here?.profile,
       store,
       rpc,
-      chainNow,
-      async travelTo(unix) {
-        await rpc('surfnet_timeTravel', [{ absoluteTimestamp: unix * 1000 }]);
+      chainTimeMs: () => ledger().chainTimeMs(),
+      async travelTo(unixMs) {
+        // In this process straight to the ledger: a mainnet-like endpoint may refuse the call.
+        if (here) here.local.ledger.timeTravel({ absoluteTimestamp: unixMs });
+        else await rpc('surfnet_timeTravel', [{ absoluteTimestamp: unixMs }]);
       },
       nextSlot() {
-        if (!here) throw new Error('the chain runs in another process');
-        here.local.ledger.timeTravel({ absoluteTimestamp: here.local.ledger.chainTimeMs() + 1 });
+        ledger().timeTravel({ absoluteTimestamp: ledger().chainTimeMs() + 1 });
       },
       deploy: ({ count, hops, arrivalSeconds, concurrency = 4, onDeployed }) =>
         pooled(count, concurrency, async () => {
