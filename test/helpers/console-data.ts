@@ -34,7 +34,8 @@ async function call(caller: Caller, method: 'GET' | 'POST', url: string, body?: 
 
 /**
  * Makes the data the pages show, on the app's manual clock (a week of it): answers the caller, its
- * webhook endpoint, the transfer in flight and the receiver of the deliveries (to be closed).
+ * webhook endpoint, the transfer in flight, the latest completed and the failed one, and the
+ * receiver of the deliveries (to be closed).
  */
 export async function makeConsoleData(t: TestApp) {
   const integration = await admin(t, '/admin/v1/integrations', { name: 'Acme Pay', settings: SETTINGS });
@@ -58,8 +59,9 @@ export async function makeConsoleData(t: TestApp) {
     [usdc],
     [SOL_MINT as Address],
   ];
+  const completed: number[] = [];
   for (const [index, mints] of days.entries()) {
-    for (const mint of mints) await settleRoute(t, caller, mint);
+    for (const mint of mints) completed.push((await settleRoute(t, caller, mint)).id);
     await worker.runOnce();
     if (index === 2) await call(caller, 'POST', '/api/v1/rewards/claim', {});
     t.clock.advance(DAY_MS);
@@ -91,7 +93,14 @@ export async function makeConsoleData(t: TestApp) {
   await quoteRoute(t, caller, { hops: 3, mint: SOL_MINT as Address });
   await worker.runOnce();
   await worker.close();
-  return { caller, receiver, endpointId: endpoint.id as number, flying: flying.id };
+  return {
+    caller,
+    receiver,
+    endpointId: endpoint.id as number,
+    flying: flying.id,
+    completed: completed.at(-1)!,
+    failed: failed.id,
+  };
 }
 
 /**
