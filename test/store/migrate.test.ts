@@ -120,3 +120,65 @@ test('the migration that keeps transfer totals starts them from the transfers al
     await server.end();
   }
 });
+
+test('an index of 0016 or 0017 built beforehand without blocking writes is kept; an invalid one stops the migration', async () => {
+  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
+  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
+  try {
+    const migrations = await readMigrations();
+    await migrate(
+      db,
+      migrations.filter((migration) => migration.version < 16),
+    );
+    await seedTransfers(db, { integrationId: 1, mode: 'test', count: 100, start: new Date(), days: 1 });
+    // As docs/operations.md has an operator do it: outside a transaction, under the migration's names.
+    await db.query(
+      'CREATE INDEX CONCURRENTLY transfers_listing_status_idx ON transfers (integration_id, mode, status, created_at DESC, id DESC)',
+    );
+    await db.query(
+      `CREATE INDEX CONCURRENTLY transfers_failed_idx ON transfers (updated_at) WHERE phase IN ('failed', 'recoverable')`,
+    );
+    const indexes = async () =>
+      (
+        await db.query<{ indexname: string; indexdef: string }>(
+          `SELECT indexname, indexdef FROM pg_indexes
+            WHERE tablename = 'transfers' AND indexname IN ('transfers_listing_status_idx', 'transfers_failed_idx')
+            ORDER BY indexname`,
+        )
+      ).rows;
+    const built = await indexes();
+    // One that failed half-way is left invalid.
+    await db.query(
+      `UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'transfers_listing_status_idx'::regclass`,
+    );
+    await assert.rejects(
+      migrate(
+        db,
+        migrations.filter((migration) => migration.version <= 16),
+      ),
+      /Migration 16_transfer_listing failed: index transfers_listing_status_idx is invalid/,
+    );
+    await db.query('DROP INDEX transfers_listing_status_idx');
+    await db.query(
+      'CREATE INDEX CONCURRENTLY transfers_listing_status_idx ON transfers (integration_id, mode, status, created_at DESC, id DESC)',
+    );
+    assert.deepEqual(
+      await migrate(db, migrations),
+      migrations.map((migration) => migration.version).filter((version) => version >= 16),
+    );
+    assert.deepEqual(await indexes(), built);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_index WHERE indrelid = 'transfers'::regclass AND NOT indisvalid`,
+    );
+    assert.equal(rows[0]!.n, 0);
+  } finally {
+    await db.close();
+    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await server.end();
+  }
+});

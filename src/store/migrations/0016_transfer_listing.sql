@@ -4,8 +4,19 @@
 -- (src/store/transfer-totals.ts).
 
 -- `status`, alone or with a window of creation times. No filter and a window alone are served by
--- transfers_listing_idx, externalId and supportBundleId by their unique indexes.
-CREATE INDEX transfers_listing_status_idx ON transfers (integration_id, mode, status, created_at DESC, id DESC);
+-- transfers_listing_idx, externalId and supportBundleId by their unique indexes. Built here, it holds
+-- off writes to transfers while it is built; on a large table an operator builds it beforehand with
+-- CREATE INDEX CONCURRENTLY under the same name (docs/operations.md, "Upgrading"), and this keeps
+-- it. A concurrent build that failed (or is still running) leaves the index invalid: this stops on
+-- one rather than keep an index no query can use.
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_index WHERE indexrelid = to_regclass('transfers_listing_status_idx') AND NOT indisvalid) THEN
+    RAISE EXCEPTION 'index transfers_listing_status_idx is invalid (a concurrent build failed or is still running): drop it and build it again';
+  END IF;
+END
+$$;
+CREATE INDEX IF NOT EXISTS transfers_listing_status_idx ON transfers (integration_id, mode, status, created_at DESC, id DESC);
 
 -- How many of an owner's transfers are in each status, as of the last roll-up.
 CREATE TABLE transfer_totals (

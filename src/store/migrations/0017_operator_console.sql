@@ -20,5 +20,14 @@ ALTER TABLE console_sessions ALTER COLUMN kind DROP DEFAULT;
 ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
 
 -- The keeper's health reads recent hops (their lateness) and the routes that failed, newest first.
+-- As with 0016's index, an operator may build transfers_failed_idx beforehand with CREATE INDEX
+-- CONCURRENTLY under the same name (docs/operations.md, "Upgrading").
 CREATE INDEX events_hop_complete_idx ON events (created_at) WHERE type = 'transfer.hop_complete';
-CREATE INDEX transfers_failed_idx ON transfers (updated_at) WHERE phase IN ('failed', 'recoverable');
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_index WHERE indexrelid = to_regclass('transfers_failed_idx') AND NOT indisvalid) THEN
+    RAISE EXCEPTION 'index transfers_failed_idx is invalid (a concurrent build failed or is still running): drop it and build it again';
+  END IF;
+END
+$$;
+CREATE INDEX IF NOT EXISTS transfers_failed_idx ON transfers (updated_at) WHERE phase IN ('failed', 'recoverable');
