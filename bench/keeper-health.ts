@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPostgresDb, type Db, type Sql } from '../src/store/db.ts';
+import type { Lateness } from '../src/store/hop-lateness.ts';
 import { createHopStore } from '../src/store/hops.ts';
-import { createKeeperHealthStore, type Lateness } from '../src/store/keeper-health.ts';
+import { createKeeperHealthStore } from '../src/store/keeper-health.ts';
 import { migrate, readMigrations } from '../src/store/migrate.ts';
 import { createSecretBox } from '../src/store/secret-box.ts';
 import { TEST_SERVER_URL } from '../test/helpers/database.ts';
@@ -64,6 +65,9 @@ try {
   const upgraded = await migrate(db, migrations);
   const migrateSeconds = (performance.now() - started) / 1000;
   await untimed(db, (session) => session.exec('VACUUM ANALYZE'));
+  const { rows: rolledUp } = await db.query<{ rows: number }>(
+    'SELECT count(*)::int AS rows FROM hop_lateness_minutes',
+  );
 
   const keeperHealth = createKeeperHealthStore(db);
   const query = { chainNow: BigInt(NOW.getTime() / 1000), now: NOW, limit: 20 };
@@ -98,7 +102,8 @@ try {
     `${HOPS.toLocaleString('en-US')} hop_complete events over 24 h on ${routes.length.toLocaleString('en-US')} routes, ` +
       `seeded in ${seedSeconds.toFixed(1)} s; ` +
       (upgraded.length > 0
-        ? `then migrations ${upgraded.join(', ')} in ${migrateSeconds.toFixed(1)} s.\n\n`
+        ? `then migrations ${upgraded.join(', ')} in ${migrateSeconds.toFixed(1)} s ` +
+          `(${rolledUp[0]!.rows.toLocaleString('en-US')} rows of hop lateness roll-up).\n\n`
         : 'no migration after them.\n\n') +
       `${markdownTable(['window', 'hops', 'p50 s', 'p99 s', 'worst s'], [figures('last hour', first?.lateness.lastHour), figures('last 24 hours', first?.lateness.lastDay)])}\n\n` +
       `${markdownTable(

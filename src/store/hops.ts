@@ -3,6 +3,7 @@ import type { Recovery, Transfer } from '../domain/transfer.ts';
 import { claimDueHops, type DueHopsClaim, type StoredHopTransaction } from './claims/due-hops.ts';
 import { claimOverdueRoutes } from './claims/overdue-routes.ts';
 import type { Db, Sql } from './db.ts';
+import { countHopLateness } from './hop-lateness.ts';
 import { accrueRewards } from './rewards.ts';
 import type { SecretBox } from './secret-box.ts';
 import { applyMove, type Reason } from './transitions.ts';
@@ -134,7 +135,8 @@ async function releaseRoute(db: Db, transferId: number, claim: string, input: Ho
  * Records hop `step` (0-based) as landed with its signature and the fees it paid:
  * `progress.hopsCompleted` moves on and the next step is due at `nextDueAt`; or, on the last hop
  * (the route settled on chain), the transfer settles with what reclaim gives back, and the
- * integrator's shares of what the route paid are credited to its rewards.
+ * integrator's shares of what the route paid are credited to its rewards. Either way the hop's
+ * lateness joins the keeper page's roll-up, last (its row is shared by the hops of a minute).
  * Records each hop once: a hop recorded already answers null.
  */
 async function recordHop(
@@ -143,14 +145,17 @@ async function recordHop(
   input: { step: number; signature: string; feesPaid: bigint; then: AfterHop; now: Date },
 ): Promise<Transfer | null> {
   const { step, signature, feesPaid, then, now } = input;
+  let transfer: Transfer | null;
   if ('nextDueAt' in then) {
     const move = { name: 'hopLanded', step, signature, feesPaid, nextDueAt: then.nextDueAt } as const;
-    return applyMove(tx, transferId, move, now);
+    transfer = await applyMove(tx, transferId, move, now);
+  } else {
+    const { recovery, shares } = then.settled;
+    const move = { name: 'settled', step, signature, feesPaid, recovery } as const;
+    transfer = await applyMove(tx, transferId, move, now);
+    if (transfer) await accrueRewards(tx, transfer, shares, now);
   }
-  const { recovery, shares } = then.settled;
-  const move = { name: 'settled', step, signature, feesPaid, recovery } as const;
-  const transfer = await applyMove(tx, transferId, move, now);
-  if (transfer) await accrueRewards(tx, transfer, shares, now);
+  if (transfer) await countHopLateness(tx, { transferId, step, recordedAt: now });
   return transfer;
 }
 

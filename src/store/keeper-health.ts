@@ -1,5 +1,6 @@
 import type { KeyMode } from '../domain/api-keys.ts';
 import type { Db } from './db.ts';
+import { type Lateness, readLateness } from './hop-lateness.ts';
 
 /** The routes the keeper has in flight (status `processing`), by what they wait for. */
 export interface RoutesInFlight {
@@ -29,15 +30,6 @@ export interface DueRoute {
   retryAt: Date | null;
   /** The worker process holding it, when one is alive. */
   heldBy: string | null;
-}
-
-/** Lateness of the hops recorded in a window: from each hop's due time to its recording. */
-export interface Lateness {
-  hops: number;
-  /** Seconds; null when no hop was recorded in the window. */
-  p50: number | null;
-  p99: number | null;
-  max: number | null;
 }
 
 /** A route that failed and waits for its source to rescue it. */
@@ -83,26 +75,33 @@ export interface KeeperHealthQuery {
 }
 
 const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
+/**
+ * How long the hop lateness roll-up is kept: the longest window and an hour more, so that a process
+ * whose clock runs a little behind another's still finds its window whole.
+ */
+export const HOP_LATENESS_KEPT_MS = DAY_MS + HOUR_MS;
 
 /**
  * The keeper's health for the operator's console, all from the database: the routes in flight and
  * what each waits for, the routes whose next step is due and not landed, the lateness of recent
  * hops (from each hop's due time by the chain's clock to its `transfer.hop_complete` event by the
- * service's), the routes that failed, and the worker processes.
+ * service's, from their per-minute roll-up: src/store/hop-lateness.ts), the routes that failed,
+ * and the worker processes.
  */
 export function createKeeperHealthStore(db: Db) {
   return {
     /** Reads every figure of the keeper's health. */
     async read(query: KeeperHealthQuery): Promise<KeeperHealth> {
-      const [routes, due, lastHour, lastDay, failures, workers] = await Promise.all([
+      const now = query.now.getTime();
+      const [routes, due, lateness, failures, workers] = await Promise.all([
         routesInFlight(db, query),
         dueRoutes(db, query),
-        lateness(db, new Date(query.now.getTime() - HOUR_MS)),
-        lateness(db, new Date(query.now.getTime() - 24 * HOUR_MS)),
+        readLateness(db, { lastHour: new Date(now - HOUR_MS), lastDay: new Date(now - DAY_MS) }),
         failedRoutes(db, query.limit),
         workerProcesses(db, query.limit),
       ]);
-      return { routes, due, lateness: { lastHour, lastDay }, failures, workers };
+      return { routes, due, lateness, failures, workers };
     },
   };
 }
@@ -175,36 +174,6 @@ async function dueRoutes(db: Db, query: KeeperHealthQuery): Promise<DueRoute[]> 
     retryAt: row.keeper_retry_at,
     heldBy: row.held_by,
   }));
-}
-
-/**
- * The lateness of the hops recorded since `since`: each `transfer.hop_complete` event names the hop
- * it records (`progress.hopsCompleted`), whose due time is the route's first release plus an
- * interval per hop before it. A hop cannot land before it is due: one recorded earlier by the
- * service's clock than due by the chain's (clocks apart) counts as on time, as the keeper's
- * lateness metric counts it.
- */
-async function lateness(db: Db, since: Date): Promise<Lateness> {
-  const { rows } = await db.query<{
-    hops: number;
-    p50: number | null;
-    p99: number | null;
-    max: number | null;
-  }>(
-    `SELECT count(*)::int AS hops,
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY late) AS p50,
-            percentile_cont(0.99) WITHIN GROUP (ORDER BY late) AS p99,
-            max(late) AS max
-       FROM (SELECT greatest(0, extract(epoch FROM e.created_at)
-                     - (t.first_release_at
-                        + ((e.payload -> 'data' -> 'transfer' -> 'progress' ->> 'hopsCompleted')::int - 1)
-                          * t.interval_seconds))::float8 AS late
-               FROM events e JOIN transfers t ON t.id = e.transfer_id
-              WHERE e.type = 'transfer.hop_complete' AND e.created_at > $1) hops`,
-    [since],
-  );
-  const row = rows[0]!;
-  return { hops: row.hops, p50: row.p50, p99: row.p99, max: row.max };
 }
 
 async function failedRoutes(db: Db, limit: number): Promise<KeeperHealth['failures']> {

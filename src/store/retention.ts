@@ -1,9 +1,11 @@
 import type { Db } from './db.ts';
+import { deleteHopLateness } from './hop-lateness.ts';
 
 /**
  * Deletion of what the service keeps only for a while: idempotency records past their lifetime,
  * events past the retention window with their deliveries and delivery attempts, worker
- * processes long silent, and console sessions that ended. Each call
+ * processes long silent, console sessions that ended, and the minutes of the hop lateness roll-up
+ * past the keeper page's windows. Each call
  * deletes at most `limit` rows of its kind, oldest first, so that no statement runs long.
  */
 export function createRetentionStore(db: Db) {
@@ -66,6 +68,9 @@ export function createRetentionStore(db: Db) {
       );
       return rowCount;
     },
+
+    /** Deletes the hop lateness roll-up's minutes before `before`; returns how many rows. */
+    deleteHopLateness: (before: Date, limit: number) => deleteHopLateness(db, before, limit),
 
     /** Deletes test-send attempts (which belong to no event) made before `before`; returns how many. */
     async deleteTestAttempts(before: Date, limit: number) {

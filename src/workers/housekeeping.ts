@@ -1,12 +1,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
+import { HOP_LATENESS_KEPT_MS } from '../store/keeper-health.ts';
 import type { RetentionStore } from '../store/retention.ts';
 import { runPeriodically } from './periodic.ts';
 
 /**
  * Keeps the tables that only hold recent history from growing without bound: idempotency records
  * after their lifetime, events (with deliveries and attempts) after the retention window, worker
- * processes silent for a day, console sessions that ended. Safe in
+ * processes silent for a day, console sessions that ended, the hop lateness roll-up past the keeper
+ * page's windows. Safe in
  * several processes at once: deletes of the same rows simply find less to do.
  */
 export function createHousekeepingWorker(deps: {
@@ -45,6 +47,9 @@ export function createHousekeepingWorker(deps: {
       testAttempts: await drain(() => deps.retention.deleteTestAttempts(eventsBefore, batchSize)),
       silentWorkers: await deps.retention.deleteSilentWorkers(),
       consoleSessions: await drain(() => deps.retention.deleteEndedConsoleSessions(new Date(now), batchSize)),
+      hopLateness: await drain(() =>
+        deps.retention.deleteHopLateness(new Date(now - HOP_LATENESS_KEPT_MS), batchSize),
+      ),
     };
     if (Object.values(deleted).some((count) => count > 0)) deps.log.info(deleted, 'housekeeping');
     return deleted;

@@ -18,7 +18,7 @@ const housekeeping = (t: TestApp, batchSize: number) =>
     batchSize,
   });
 
-test('housekeeping deletes expired idempotency records, old events with their deliveries and ended console sessions, and keeps the rest', async () => {
+test('housekeeping deletes expired idempotency records, old events with their deliveries, ended console sessions and the hop lateness past a day, and keeps the rest', async () => {
   const t = await createTestApp();
   const receiver = await startReceiver();
   try {
@@ -53,8 +53,17 @@ test('housekeeping deletes expired idempotency records, old events with their de
       });
     }
 
+    // The hop lateness roll-up: a minute past the keeper page's day (and its hour's margin), one within it.
+    await t.database.db.query(
+      `INSERT INTO hop_lateness_minutes (minute, bucket, hops, least_seconds, most_seconds)
+       VALUES ($1::timestamptz - interval '25 hours 1 minute', 0, 1, 1, 1),
+              ($1::timestamptz - interval '24 hours 59 minutes', 0, 1, 1, 1)`,
+      [t.clock.now()],
+    );
+
     const worker = housekeeping(t, 1);
     const deleted = await worker.runOnce();
+    assert.equal(deleted.hopLateness, 1);
     assert.equal(deleted.events, 1);
     assert.equal(deleted.silentWorkers, 1);
     assert.equal(deleted.consoleSessions, 1);
@@ -92,6 +101,7 @@ test('housekeeping deletes expired idempotency records, old events with their de
       testAttempts: 0,
       silentWorkers: 0,
       consoleSessions: 0,
+      hopLateness: 0,
     });
   } finally {
     await receiver.close();

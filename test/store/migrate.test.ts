@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
 import { createPostgresDb } from '../../src/store/db.ts';
+import { createKeeperHealthStore } from '../../src/store/keeper-health.ts';
 import { migrate, readMigrations } from '../../src/store/migrate.ts';
 import { TEST_SERVER_URL } from '../helpers/database.ts';
+import { seedHopEvents } from '../helpers/seed-hops.ts';
 import { seedTransfers } from '../helpers/seed-transfers.ts';
 
 test('processes migrating one empty database at once apply each migration exactly once', async () => {
@@ -114,6 +116,67 @@ test('the migration that keeps transfer totals starts them from the transfers al
       ),
     );
     assert.deepEqual(await counted('SELECT * FROM transfer_total_changes'), []);
+  } finally {
+    await db.close();
+    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await server.end();
+  }
+});
+
+test('the migration that rolls up hop lateness starts it from the last day’s hop events, as the keeper’s page computed it from them', async () => {
+  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
+  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  const db = createPostgresDb({ url: url.toString(), poolSize: 2 });
+  try {
+    const migrations = await readMigrations();
+    await migrate(
+      db,
+      migrations.filter((migration) => migration.version < 20),
+    );
+    // The migration reads the last day by the database's clock.
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const { rows } = await db.query<{ id: string }>(
+      `INSERT INTO integrations (name, created_at, updated_at) VALUES ('hops', $1, $1) RETURNING id`,
+      [now],
+    );
+    await seedHopEvents(db, { integrationId: Number(rows[0]!.id), hops: 6_000, end: now });
+    // The page's figures until migration 0020, over the windows the roll-up counts (whole minutes).
+    const before = async (hours: number) =>
+      (
+        await db.query<{ hops: number; p50: number; p99: number; max: number }>(
+          `SELECT count(*)::int AS hops,
+                  percentile_cont(0.5) WITHIN GROUP (ORDER BY late) AS p50,
+                  percentile_cont(0.99) WITHIN GROUP (ORDER BY late) AS p99,
+                  max(late) AS max
+             FROM (SELECT greatest(0, extract(epoch FROM e.created_at)
+                           - (t.first_release_at
+                              + ((e.payload -> 'data' -> 'transfer' -> 'progress' ->> 'hopsCompleted')::int - 1)
+                                * t.interval_seconds))::float8 AS late
+                     FROM events e JOIN transfers t ON t.id = e.transfer_id
+                    WHERE e.type = 'transfer.hop_complete'
+                      AND e.created_at >= date_trunc('minute', $1::timestamptz - $2 * interval '1 hour')) hops`,
+          [now, hours],
+        )
+      ).rows[0]!;
+    const exact = { lastHour: await before(1), lastDay: await before(24) };
+    assert.ok(exact.lastHour.hops > 100 && exact.lastDay.hops > 5_900, JSON.stringify(exact));
+
+    assert.deepEqual(await migrate(db, migrations), [20]);
+    const { lateness } = await createKeeperHealthStore(db).read({ chainNow: 0n, now, limit: 1 });
+    for (const window of ['lastHour', 'lastDay'] as const) {
+      const [figures, expected] = [lateness[window], exact[window]];
+      assert.deepEqual([figures.hops, figures.max], [expected.hops, expected.max], window);
+      for (const q of ['p50', 'p99'] as const) {
+        assert.ok(
+          Math.abs(figures[q]! - expected[q]) <= 0.045 * expected[q],
+          `${window} ${q}: ${figures[q]} against ${expected[q]}`,
+        );
+      }
+    }
   } finally {
     await db.close();
     await server.query(`DROP DATABASE ${name} WITH (FORCE)`);

@@ -19,10 +19,10 @@ ALTER TABLE console_sessions ALTER COLUMN kind DROP DEFAULT;
 -- process records a key's use at most once a minute).
 ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
 
--- The keeper's health reads recent hops (their lateness) and the routes that failed, newest first.
--- As with 0016's index, an operator may build transfers_failed_idx beforehand with CREATE INDEX
--- CONCURRENTLY under the same name (docs/operations.md, "Upgrading").
-CREATE INDEX events_hop_complete_idx ON events (created_at) WHERE type = 'transfer.hop_complete';
+-- The keeper's health reads the routes that failed, newest first. (It read recent hops through an
+-- index on events, events_hop_complete_idx, built here until migration 0020 rolled their lateness
+-- up; 0020 drops it where it was built.) As with 0016's index, an operator may build this one
+-- beforehand with CREATE INDEX CONCURRENTLY under the same name (docs/operations.md, "Upgrading").
 DO $$
 BEGIN
   IF EXISTS (SELECT FROM pg_index WHERE indexrelid = to_regclass('transfers_failed_idx') AND NOT indisvalid) THEN

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ClockReader } from '../../../chain/types.ts';
 import type { Clock } from '../../../domain/clock.ts';
-import type { KeeperHealth, KeeperHealthStore, Lateness } from '../../../store/keeper-health.ts';
+import type { Lateness } from '../../../store/hop-lateness.ts';
+import type { KeeperHealth, KeeperHealthStore } from '../../../store/keeper-health.ts';
 import { contentVersion, isRefresh, isUnchanged, refreshUrl } from '../live.ts';
 import { duration, errorMeaning, utc } from '../present.ts';
 import { operatorPageData } from './layout.ts';
