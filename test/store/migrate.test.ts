@@ -9,6 +9,24 @@ import { TEST_SERVER_URL } from '../helpers/database.ts';
 import { seedHopEvents } from '../helpers/seed-hops.ts';
 import { seedTransfers } from '../helpers/seed-transfers.ts';
 
+/** Runs `use` on a database of its own, created empty and dropped after. */
+async function withEmptyDatabase(use: (db: ReturnType<typeof createPostgresDb>) => Promise<void>) {
+  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
+  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
+  try {
+    await use(db);
+  } finally {
+    await db.close();
+    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await server.end();
+  }
+}
+
 test('processes migrating one empty database at once apply each migration exactly once', async () => {
   const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
   const server = new pg.Client({ connectionString: TEST_SERVER_URL });
@@ -49,15 +67,8 @@ test('processes migrating one empty database at once apply each migration exactl
   }
 });
 
-test('a failing migration rolls back entirely and is reported with its name', async () => {
-  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
-  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
-  try {
+test('a failing migration rolls back entirely and is reported with its name', () =>
+  withEmptyDatabase(async (db) => {
     await assert.rejects(
       migrate(db, [
         { version: 1, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_function();' },
@@ -66,22 +77,10 @@ test('a failing migration rolls back entirely and is reported with its name', as
     );
     const { rows } = await db.query(`SELECT to_regclass('half_done') AS table_name`);
     assert.deepEqual(rows, [{ table_name: null }]);
-  } finally {
-    await db.close();
-    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await server.end();
-  }
-});
+  }));
 
-test('the migration that keeps transfer totals starts them from the transfers already there', async () => {
-  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
-  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
-  try {
+test('the migration that keeps transfer totals starts them from the transfers already there', () =>
+  withEmptyDatabase(async (db) => {
     const migrations = await readMigrations();
     await migrate(
       db,
@@ -116,12 +115,7 @@ test('the migration that keeps transfer totals starts them from the transfers al
       ),
     );
     assert.deepEqual(await counted('SELECT * FROM transfer_total_changes'), []);
-  } finally {
-    await db.close();
-    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await server.end();
-  }
-});
+  }));
 
 test('the migration that rolls up hop lateness starts it from the last day’s hop events, as the keeper’s page computed it from them', async () => {
   const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
@@ -184,15 +178,8 @@ test('the migration that rolls up hop lateness starts it from the last day’s h
   }
 });
 
-test('an index of 0016 or 0017 built beforehand without blocking writes is kept; an invalid one stops the migration', async () => {
-  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
-  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
-  try {
+test('an index of 0016 or 0017 built beforehand without blocking writes is kept; an invalid one stops the migration', () =>
+  withEmptyDatabase(async (db) => {
     const migrations = await readMigrations();
     await migrate(
       db,
@@ -239,9 +226,4 @@ test('an index of 0016 or 0017 built beforehand without blocking writes is kept;
       `SELECT count(*)::int AS n FROM pg_index WHERE indrelid = 'transfers'::regclass AND NOT indisvalid`,
     );
     assert.equal(rows[0]!.n, 0);
-  } finally {
-    await db.close();
-    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await server.end();
-  }
-});
+  }));
