@@ -1,10 +1,13 @@
 import { type HistogramBucket, histogramQuantile } from '../domain/histogram.ts';
-import type { Sql } from './db.ts';
+import type { Db, Sql } from './db.ts';
+import { withRollUpLock } from './roll-up-lock.ts';
 
 /*
  * The lateness of recorded hops, rolled up per minute of recording and histogram bucket
  * (`hop_lateness_minutes`, migration 0020, which also owns the buckets: each bound 4.4% above the
- * last). A hop's lateness runs from its due time by the chain's clock (the route's first release
+ * last). Recording a hop appends its lateness (`hop_lateness_recorded`, migration 0021), which
+ * takes no row another hop needs; the roll-up worker folds what was appended into the minutes, and
+ * a read counts what is not folded yet too, so it is current whenever it is read. A hop's lateness runs from its due time by the chain's clock (the route's first release
  * plus an interval per hop before it) to its recording with its `transfer.hop_complete` event by
  * the service's clock. A hop cannot land before it is due: one recorded earlier by the service's
  * clock than due by the chain's (clocks apart) counts as on time (0), as the keeper's lateness
@@ -32,33 +35,58 @@ export interface Lateness {
 }
 
 /**
- * Adds hop `step` (0-based) of a transfer, recorded at `recordedAt`, to the roll-up, in the
- * caller's transaction (the one that records the hop and appends its event). Its minute's bucket
- * row is held until that transaction ends, so call it last. A transfer without a schedule (none
- * the keeper runs) has no due time: its hop is not counted.
+ * Counts hop `step` (0-based) of a transfer, recorded at `recordedAt`, in the caller's transaction
+ * (the one that records the hop and appends its event). A transfer without a schedule (none the
+ * keeper runs) has no due time: its hop is not counted.
  */
 export async function countHopLateness(
   tx: Sql,
   hop: { transferId: number; step: number; recordedAt: Date },
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO hop_lateness_minutes AS rolled (minute, bucket, hops, least_seconds, most_seconds)
-     SELECT $4::timestamptz, hop_lateness_bucket(late), 1, late, late
-       FROM (SELECT greatest(0, extract(epoch FROM $2::timestamptz)
-                     - (first_release_at + $3::int * interval_seconds))::float8 AS late
-               FROM transfers WHERE id = $1 AND first_release_at IS NOT NULL) hop
-     ON CONFLICT (minute, bucket) DO UPDATE
-        SET hops = rolled.hops + 1,
-            least_seconds = least(rolled.least_seconds, excluded.least_seconds),
-            most_seconds = greatest(rolled.most_seconds, excluded.most_seconds)`,
+    `INSERT INTO hop_lateness_recorded (minute, seconds)
+     SELECT $4::timestamptz, greatest(0, extract(epoch FROM $2::timestamptz)
+                               - (first_release_at + $3::int * interval_seconds))::float8
+       FROM transfers WHERE id = $1 AND first_release_at IS NOT NULL`,
     [hop.transferId, hop.recordedAt, hop.step, minuteOf(hop.recordedAt)],
   );
+}
+
+/** Arbitrary constant: the advisory lock a roll-up holds, so that one runs at a time. */
+const ROLL_UP_LOCK_KEY = 4_271_003_021;
+
+/**
+ * Folds up to `batchSize` of the oldest appended hops into their minutes' buckets; answers how many
+ * it folded (0 as well when another roll-up is running).
+ */
+export function rollUpHopLateness(db: Db, batchSize: number): Promise<number> {
+  return withRollUpLock(db, ROLL_UP_LOCK_KEY, async (tx) => {
+    // Rows are upserted in key order, so that the locks they take never cross another writer's.
+    const { rows } = await tx.query<{ folded: string }>(
+      `WITH folded AS (
+         DELETE FROM hop_lateness_recorded
+          WHERE id IN (SELECT id FROM hop_lateness_recorded ORDER BY id LIMIT $1)
+         RETURNING minute, seconds
+       ), added AS (
+         INSERT INTO hop_lateness_minutes AS rolled (minute, bucket, hops, least_seconds, most_seconds)
+         SELECT minute, hop_lateness_bucket(seconds), count(*), min(seconds), max(seconds)
+           FROM folded GROUP BY 1, 2 ORDER BY 1, 2
+         ON CONFLICT (minute, bucket) DO UPDATE
+            SET hops = rolled.hops + excluded.hops,
+                least_seconds = least(rolled.least_seconds, excluded.least_seconds),
+                most_seconds = greatest(rolled.most_seconds, excluded.most_seconds)
+       )
+       SELECT count(*) AS folded FROM folded`,
+      [batchSize],
+    );
+    return Number(rows[0]!.folded);
+  });
 }
 
 /**
  * The lateness of the hops recorded in the last hour and the last day, each window from its
  * `since` (the hour's the later), by whole minutes: a window counts the whole minute it starts in.
- * One read of the roll-up's rows.
+ * One read of the roll-up's rows and the hops not folded yet.
  */
 export async function readLateness(
   db: Sql,
@@ -76,8 +104,11 @@ export async function readLateness(
             min(least_seconds) FILTER (WHERE minute >= $1) AS hour_least,
             max(most_seconds) FILTER (WHERE minute >= $1) AS hour_most,
             sum(hops)::int AS hops, min(least_seconds) AS least, max(most_seconds) AS most
-       FROM hop_lateness_minutes
-      WHERE minute >= $2
+       FROM (SELECT minute, bucket, hops, least_seconds, most_seconds
+               FROM hop_lateness_minutes WHERE minute >= $2
+             UNION ALL
+             SELECT minute, hop_lateness_bucket(seconds), 1, seconds, seconds
+               FROM hop_lateness_recorded WHERE minute >= $2) minutes
       GROUP BY bucket
       ORDER BY bucket`,
     [minuteOf(since.lastHour), minuteOf(since.lastDay)],

@@ -136,7 +136,7 @@ async function releaseRoute(db: Db, transferId: number, claim: string, input: Ho
  * `progress.hopsCompleted` moves on and the next step is due at `nextDueAt`; or, on the last hop
  * (the route settled on chain), the transfer settles with what reclaim gives back, and the
  * integrator's shares of what the route paid are credited to its rewards. Either way the hop's
- * lateness joins the keeper page's roll-up, last (its row is shared by the hops of a minute).
+ * lateness is counted for the keeper's page.
  * Records each hop once: a hop recorded already answers null.
  */
 async function recordHop(

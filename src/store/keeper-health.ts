@@ -1,6 +1,6 @@
 import type { KeyMode } from '../domain/api-keys.ts';
 import type { Db } from './db.ts';
-import { type Lateness, readLateness } from './hop-lateness.ts';
+import { type Lateness, readLateness, rollUpHopLateness } from './hop-lateness.ts';
 
 /** The routes the keeper has in flight (status `processing`), by what they wait for. */
 export interface RoutesInFlight {
@@ -103,6 +103,8 @@ export function createKeeperHealthStore(db: Db) {
       ]);
       return { routes, due, lateness, failures, workers };
     },
+    /** Folds up to `batchSize` recorded hops into the lateness roll-up; answers how many. */
+    rollUpLateness: (batchSize: number) => rollUpHopLateness(db, batchSize),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Owner } from '../domain/integration.ts';
 import type { TransferStatus } from '../domain/transfer.ts';
 import type { Db } from './db.ts';
+import { withRollUpLock } from './roll-up-lock.ts';
 
 /*
  * Exact numbers of an owner's transfers without counting them: totals per status and per UTC day
@@ -95,13 +96,8 @@ export function createTransferTotalsStore(db: Db) {
 
 export type TransferTotalsStore = ReturnType<typeof createTransferTotalsStore>;
 
-async function rollUp(db: Db, batchSize: number): Promise<number> {
-  return db.transaction(async (tx) => {
-    const { rows: lock } = await tx.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_xact_lock($1) AS locked',
-      [ROLL_UP_LOCK_KEY],
-    );
-    if (!lock[0]!.locked) return 0;
+function rollUp(db: Db, batchSize: number): Promise<number> {
+  return withRollUpLock(db, ROLL_UP_LOCK_KEY, async (tx) => {
     // Rows are upserted in key order, so that the locks they take never cross another writer's.
     const { rows } = await tx.query<{ folded: string }>(
       `WITH folded AS (

@@ -9,7 +9,7 @@ import { createHousekeepingWorker } from '../workers/housekeeping.ts';
 import { createKeeperWorker } from '../workers/keeper.ts';
 import { createOverdueRouteWorker } from '../workers/overdue-routes.ts';
 import { createRewardClaimWorker } from '../workers/reward-claims.ts';
-import { createTransferTotalsWorker } from '../workers/transfer-totals.ts';
+import { createRollUpWorker } from '../workers/roll-ups.ts';
 import { createWebhookDeliveryWorker } from '../workers/webhook-delivery.ts';
 import type { ServiceParts, Worker } from './parts.ts';
 
@@ -93,11 +93,14 @@ const housekeepingRole: WorkerRole = ({ config, store, clock, logger }) =>
     eventRetentionMs: config.eventRetentionMs,
   });
 
-/** Folds the changes to transfer totals into them, which keeps the listing's totals cheap to read. */
-const transferTotalsRole: WorkerRole = ({ store, logger }) =>
-  createTransferTotalsWorker({
-    totals: store.transferTotals,
-    log: logger.child({ worker: 'transfer-totals' }),
+/** Folds what writers append into totals: the listing's and the keeper page's stay cheap to read. */
+const rollUpsRole: WorkerRole = ({ store, logger }) =>
+  createRollUpWorker({
+    rollUps: {
+      'transfer totals': store.transferTotals.rollUp,
+      'hop lateness': store.keeperHealth.rollUpLateness,
+    },
+    log: logger.child({ worker: 'roll-ups' }),
   });
 
 /** Completes reward claims whose sender stopped before their payout was settled. */
@@ -133,7 +136,7 @@ const WORKER_ROLES: readonly WorkerRole[] = [
   overdueRole,
   keeperRole,
   housekeepingRole,
-  transferTotalsRole,
+  rollUpsRole,
   rewardClaimsRole,
   deliveryRole,
 ];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { createTransferTotalsWorker } from '../../src/workers/transfer-totals.ts';
+import { createRollUpWorker } from '../../src/workers/roll-ups.ts';
 import { type Caller, callerFor, createTestApp, createTransfer, type TestApp } from '../helpers/app.ts';
 import { seedTransfers } from '../helpers/seed-transfers.ts';
 
@@ -354,8 +354,8 @@ describe('GET /transfers, paged through', () => {
       );
 
     // The worker folds the changes in batches until none is left, and says how many it folded.
-    const worker = createTransferTotalsWorker({
-      totals: t.store.transferTotals,
+    const worker = createRollUpWorker({
+      rollUps: { 'transfer totals': t.store.transferTotals.rollUp },
       log: pino({ level: 'silent' }),
       batchSize: 100,
     });

@@ -1,7 +1,8 @@
-// The lateness of recorded hops on the keeper's page, from the per-minute roll-up the keeper's store
-// adds each hop to as it records it (src/store/hop-lateness.ts): counts and worst exact, p50 and p99
-// as `percentile_cont` over the hops' lateness (exact while a bucket holds two hops or fewer, within
-// 4.5% always), windows by whole minutes.
+// The lateness of recorded hops on the keeper's page, from the per-minute roll-up that the hops the
+// keeper's store appends as it records them are folded into (src/store/hop-lateness.ts): counts and
+// worst exact, p50 and p99 as `percentile_cont` over the hops' lateness (exact while a bucket holds
+// two hops or fewer, within 4.5% always), windows by whole minutes; the same figures before and
+// after the roll-up.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -19,8 +20,20 @@ const HOUR = 60 * MINUTE;
 describe('hop lateness on the keeper’s page', () => {
   let database: TestDatabase;
   let routes: number[] = [];
-  const read = () =>
-    createKeeperHealthStore(database.db).read({ chainNow: BigInt(NOW.getTime() / 1000), now: NOW, limit: 5 });
+  const keeperHealth = () => createKeeperHealthStore(database.db);
+  const readNow = () => keeperHealth().read({ chainNow: BigInt(NOW.getTime() / 1000), now: NOW, limit: 5 });
+  /** Folds every recorded hop, a few at a time (so that later batches meet rows of earlier ones). */
+  const rollUp = async () => {
+    while ((await keeperHealth().rollUpLateness(7)) > 0);
+  };
+  /** The page's figures, read before and after the roll-up folded every recorded hop: the same. */
+  const read = async () => {
+    const unfolded = await readNow();
+    await rollUp();
+    const folded = await readNow();
+    assert.deepEqual(folded.lateness, unfolded.lateness);
+    return folded;
+  };
 
   before(async () => {
     database = await createTestDatabase({ poolSize: 4 });
@@ -45,6 +58,7 @@ describe('hop lateness on the keeper’s page', () => {
     );
     routes = rows.map((row) => Number(row.id));
     await database.db.query('DELETE FROM hop_lateness_minutes');
+    await database.db.query('DELETE FROM hop_lateness_recorded');
   });
 
   /** p50 and p99 of the values as PostgreSQL's `percentile_cont` computes them. */
@@ -138,6 +152,29 @@ describe('hop lateness on the keeper’s page', () => {
     const { lateness } = await read();
     assert.deepEqual(lateness.lastHour, { hops: 2, ...(await percentileCont([1, 2])), max: 2 });
     assert.deepEqual(lateness.lastDay, { hops: 4, ...(await percentileCont([1, 2, 3, 4])), max: 4 });
+  });
+
+  test('recording a hop appends it; roll-ups at once fold each hop once, into a row per minute and bucket', async () => {
+    for (let index = 0; index < 60; index++) await recordHop(0.5 + (index % 3));
+    const count = async (table: string) =>
+      (await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
+    assert.deepEqual([await count('hop_lateness_recorded'), await count('hop_lateness_minutes')], [60, 0]);
+    // One folds at a time; the others find its lock taken and fold nothing.
+    const folded = await Promise.all(Array.from({ length: 4 }, () => keeperHealth().rollUpLateness(100)));
+    assert.deepEqual(
+      folded.sort((a, b) => b - a),
+      [60, 0, 0, 0],
+    );
+    const { rows } = await database.db.query<{ hops: number; least: number; most: number }>(
+      'SELECT hops, least_seconds AS least, most_seconds AS most FROM hop_lateness_minutes ORDER BY bucket',
+    );
+    assert.deepEqual(rows, [
+      { hops: 20, least: 0.5, most: 0.5 },
+      { hops: 20, least: 1.5, most: 1.5 },
+      { hops: 20, least: 2.5, most: 2.5 },
+    ]);
+    assert.equal(await count('hop_lateness_recorded'), 0);
+    assert.equal((await readNow()).lateness.lastDay.hops, 60);
   });
 
   test('no hop: no figures', async () => {

@@ -159,7 +159,10 @@ test('the migration that rolls up hop lateness starts it from the last day’s h
     const exact = { lastHour: await before(1), lastDay: await before(24) };
     assert.ok(exact.lastHour.hops > 100 && exact.lastDay.hops > 5_900, JSON.stringify(exact));
 
-    assert.deepEqual(await migrate(db, migrations), [20]);
+    assert.deepEqual(
+      await migrate(db, migrations),
+      migrations.filter((migration) => migration.version >= 20).map((migration) => migration.version),
+    );
     const { lateness } = await createKeeperHealthStore(db).read({ chainNow: 0n, now, limit: 1 });
     for (const window of ['lastHour', 'lastDay'] as const) {
       const [figures, expected] = [lateness[window], exact[window]];
