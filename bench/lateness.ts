@@ -51,10 +51,11 @@ import { markdownTable } from './lib/load.ts';
 
  * Lateness is measured against the wall: once the clock runs, the chain's time keeps the distance
  * from the wall it had then (it stood still, and was moved on by time travel and by every slot
- * made), and a hop's due time is when the chain's time reached it. The keeper's CPU and its
- * PostgreSQL backends' are counted from the moment the clock runs until every route completed (the
- * burst: until its hops completed), per hop completed meanwhile, warm-up and hops after the window
- * included.
+ * made), and a hop's due time is when the chain's time reached it. The keeper's CPU, its
+ * PostgreSQL backends' and this process's (the chain, its RPC endpoint and its weather) are counted
+ * from the moment the clock runs until every route completed (the burst: until its hops
+ * completed), per hop completed meanwhile, warm-up and hops after the window included; the chain's
+ * also as the share of one core it kept busy, as its event loop runs on one.
  *
  *   npm run bench -- lateness     (BENCH_LATENESS_SECONDS=20 for a short check)
  */
@@ -118,6 +119,10 @@ interface Lateness {
 interface Cpu {
   keeperCpuMsPerHop: number;
   databaseCpuMsPerHop: number;
+  /** This process's: the embedded chain, its RPC endpoint and its weather (and the bench's few reads). */
+  chainCpuMsPerHop: number;
+  /** The share of one core this process used meanwhile (its event loop runs on one). */
+  chainBusy: number;
 }
 
 interface Sustained extends Lateness, Cpu {
@@ -191,10 +196,14 @@ try {
   ): Promise<Cpu & { lagMs: number }> {
     const workersBefore = workers.map((worker) => processCpuMs(worker.pid));
     const databaseBefore = await bench.workerBackendsCpuMs();
+    const chainBefore = process.cpuUsage();
     const since = new Date();
     clock.start();
     const lagMs = Date.now() - bench.chainTimeMs();
     await done();
+    const chainUsage = process.cpuUsage(chainBefore);
+    const chainCpu = (chainUsage.user + chainUsage.system) / 1000;
+    const elapsedMs = Date.now() - since.getTime();
     const keeperCpu = workers.reduce(
       (sum, worker, i) => sum + processCpuMs(worker.pid) - workersBefore[i]!,
       0,
@@ -208,7 +217,13 @@ try {
       [ids, since],
     );
     const hops = rows[0]!.hops;
-    return { lagMs, keeperCpuMsPerHop: keeperCpu / hops, databaseCpuMsPerHop: databaseCpu / hops };
+    return {
+      lagMs,
+      keeperCpuMsPerHop: keeperCpu / hops,
+      databaseCpuMsPerHop: databaseCpu / hops,
+      chainCpuMsPerHop: chainCpu / hops,
+      chainBusy: chainCpu / elapsedMs,
+    };
   }
 
   /** How late each hop of `ids` due from chain second `from` to before `to` completed, and when the last did. */
@@ -367,6 +382,7 @@ try {
   const burstMeasured = BURST > 0 ? await burst() : undefined;
 
   const seconds = (ms: number) => (ms / 1000).toFixed(2);
+  const chainCpu = (m: Cpu) => `${m.chainCpuMsPerHop.toFixed(1)} (${(100 * m.chainBusy).toFixed(0)}%)`;
   const plan = sustainedPlan(SECONDS);
   process.stdout.write(
     `Chain profile ${profile.name} (seed ${profile.seed}), ${WORKERS} worker processes; the machine's load average (1 min) ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after.\n\n` +
@@ -382,6 +398,7 @@ try {
           'carried (hops/s)',
           'keeper CPU ms per hop',
           'PostgreSQL CPU ms per hop',
+          'chain CPU ms per hop (busy)',
           'routes, deployed in',
         ],
         rates.map((m) => [
@@ -395,6 +412,7 @@ try {
           m.carriedPerSecond.toFixed(1),
           m.keeperCpuMsPerHop.toFixed(1),
           m.databaseCpuMsPerHop.toFixed(1),
+          chainCpu(m),
           `${m.routes}, ${m.deploySeconds.toFixed(0)} s`,
         ]),
       )}\n`,
@@ -411,6 +429,7 @@ try {
           'p99 (s)',
           'keeper CPU ms per hop',
           'PostgreSQL CPU ms per hop',
+          'chain CPU ms per hop (busy)',
         ],
         [
           [
@@ -420,6 +439,7 @@ try {
             seconds(b.p99Ms),
             b.keeperCpuMsPerHop.toFixed(1),
             b.databaseCpuMsPerHop.toFixed(1),
+            chainCpu(b),
           ],
         ],
       )}\n`,

@@ -75,14 +75,28 @@ function readMessage(bytes: Uint8Array, offset: number): [WireMessage, number] {
   return [message as WireMessage, end];
 }
 
+/**
+ * Transactions decoded, by the very arrays they were decoded from. A transaction's bytes are read
+ * several times on their way (checked, simulated in preflight, handed to a leader, executed,
+ * counted for the fee market), and kit's codecs (base58 through BigInt) made those readings a
+ * fifth of the chain's time at 100 hops a second. Keyed by the array, not its content, and kept
+ * only while it lives: nothing writes into a transaction's bytes once they are received.
+ */
+const decodedTransactions = new WeakMap<Uint8Array, WireTransaction>();
+
 /** Decodes a serialized transaction; throws WireFormatError when the bytes are malformed. */
 export function decodeWireTransaction(bytes: Uint8Array): WireTransaction {
-  return reading(() => {
+  const known = decodedTransactions.get(bytes);
+  if (known) return known;
+  const transaction = reading((): WireTransaction => {
     const [signatures, messageStart] = signaturesCodec.read(bytes, 0);
     assertMinimal(signaturesCodec.getSizeFromValue(signatures), messageStart);
     const [message, end] = readMessage(bytes, messageStart);
     return { bytes: bytes.subarray(0, end), signatures, message };
   });
+  decodedTransactions.set(bytes, transaction);
+  decodedTransactions.set(transaction.bytes, transaction);
+  return transaction;
 }
 
 /** Decodes a serialized message (as `getFeeForMessage` receives it). */
