@@ -7,9 +7,10 @@ import { withRollUpLock } from './roll-up-lock.ts';
  * (`hop_lateness_minutes`, migration 0020, which also owns the buckets: each bound 4.4% above the
  * last). Recording a hop appends its lateness (`hop_lateness_recorded`, migration 0021), which
  * takes no row another hop needs; the roll-up worker folds what was appended into the minutes, and
- * a read counts what is not folded yet too, so it is current whenever it is read. A hop's lateness runs from its due time by the chain's clock (the route's first release
- * plus an interval per hop before it) to its recording with its `transfer.hop_complete` event by
- * the service's clock. A hop cannot land before it is due: one recorded earlier by the service's
+ * a read counts what is not folded yet too, so it is current whenever it is read. A hop's
+ * lateness runs from its due time by the chain's clock (the route's first release plus an
+ * interval per hop before it) to its recording with its `transfer.hop_complete` event by the
+ * service's clock. A hop cannot land before it is due: one recorded earlier by the service's
  * clock than due by the chain's (clocks apart) counts as on time (0), as the keeper's lateness
  * metric counts it.
  */
