@@ -9,17 +9,20 @@ import { TEST_SERVER_URL } from '../helpers/database.ts';
 import { seedHopEvents } from '../helpers/seed-hops.ts';
 import { seedTransfers } from '../helpers/seed-transfers.ts';
 
-/** Runs `use` on a database of its own, created empty and dropped after. */
-async function withEmptyDatabase(use: (db: ReturnType<typeof createPostgresDb>) => Promise<void>) {
+/** Runs `use` on a database of its own (a pool of `poolSize`, and its URL), created empty and dropped after. */
+async function withEmptyDatabase(
+  use: (db: ReturnType<typeof createPostgresDb>, url: string) => Promise<void>,
+  poolSize = 1,
+) {
   const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
   const server = new pg.Client({ connectionString: TEST_SERVER_URL });
   await server.connect();
   await server.query(`CREATE DATABASE ${name}`);
   const url = new URL(TEST_SERVER_URL);
   url.pathname = `/${name}`;
-  const db = createPostgresDb({ url: url.toString(), poolSize: 1 });
+  const db = createPostgresDb({ url: url.toString(), poolSize });
   try {
-    await use(db);
+    await use(db, url.toString());
   } finally {
     await db.close();
     await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
@@ -27,45 +30,38 @@ async function withEmptyDatabase(use: (db: ReturnType<typeof createPostgresDb>) 
   }
 }
 
-test('processes migrating one empty database at once apply each migration exactly once', async () => {
-  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
-  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  const pools = Array.from({ length: 4 }, () => createPostgresDb({ url: url.toString(), poolSize: 2 }));
-  try {
-    const applied = await Promise.all(pools.map((db) => migrate(db)));
-    const versions = (await readMigrations()).map((migration) => migration.version);
-    assert.deepEqual(
-      applied.flat().sort((a, b) => a - b),
-      versions,
-      'each version applied by exactly one process',
-    );
-    const { rows } = await pools[0]!.query<{ version: number }>(
-      'SELECT version FROM schema_migrations ORDER BY version',
-    );
-    assert.deepEqual(
-      rows.map((row) => row.version),
-      versions,
-    );
-    assert.deepEqual(await migrate(pools[1]!), [], 'a later start has nothing to do');
-    const types = await pools[0]!.query<{ column_name: string; data_type: string }>(
-      `SELECT column_name, data_type FROM information_schema.columns
+test('processes migrating one empty database at once apply each migration exactly once', () =>
+  withEmptyDatabase(async (_db, url) => {
+    const pools = Array.from({ length: 4 }, () => createPostgresDb({ url, poolSize: 2 }));
+    try {
+      const applied = await Promise.all(pools.map((db) => migrate(db)));
+      const versions = (await readMigrations()).map((migration) => migration.version);
+      assert.deepEqual(
+        applied.flat().sort((a, b) => a - b),
+        versions,
+        'each version applied by exactly one process',
+      );
+      const { rows } = await pools[0]!.query<{ version: number }>(
+        'SELECT version FROM schema_migrations ORDER BY version',
+      );
+      assert.deepEqual(
+        rows.map((row) => row.version),
+        versions,
+      );
+      assert.deepEqual(await migrate(pools[1]!), [], 'a later start has nothing to do');
+      const types = await pools[0]!.query<{ column_name: string; data_type: string }>(
+        `SELECT column_name, data_type FROM information_schema.columns
         WHERE table_name = 'transfers' AND column_name IN ('amount_raw', 'created_at', 'percent_fee_raw') ORDER BY column_name`,
-    );
-    assert.deepEqual(types.rows, [
-      { column_name: 'amount_raw', data_type: 'numeric' },
-      { column_name: 'created_at', data_type: 'timestamp with time zone' },
-      { column_name: 'percent_fee_raw', data_type: 'numeric' },
-    ]);
-  } finally {
-    await Promise.all(pools.map((db) => db.close()));
-    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await server.end();
-  }
-});
+      );
+      assert.deepEqual(types.rows, [
+        { column_name: 'amount_raw', data_type: 'numeric' },
+        { column_name: 'created_at', data_type: 'timestamp with time zone' },
+        { column_name: 'percent_fee_raw', data_type: 'numeric' },
+      ]);
+    } finally {
+      await Promise.all(pools.map((db) => db.close()));
+    }
+  }));
 
 test('a failing migration rolls back entirely and is reported with its name', () =>
   withEmptyDatabase(async (db) => {
@@ -117,15 +113,8 @@ test('the migration that keeps transfer totals starts them from the transfers al
     assert.deepEqual(await counted('SELECT * FROM transfer_total_changes'), []);
   }));
 
-test('the migration that rolls up hop lateness starts it from the last day’s hop events, as the keeper’s page computed it from them', async () => {
-  const name = `tr_migrate_${randomBytes(4).toString('hex')}`;
-  const server = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  const db = createPostgresDb({ url: url.toString(), poolSize: 2 });
-  try {
+test('the migration that rolls up hop lateness starts it from the last day’s hop events, as the keeper’s page computed it from them', () =>
+  withEmptyDatabase(async (db) => {
     const migrations = await readMigrations();
     await migrate(
       db,
@@ -174,12 +163,7 @@ test('the migration that rolls up hop lateness starts it from the last day’s h
         );
       }
     }
-  } finally {
-    await db.close();
-    await server.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await server.end();
-  }
-});
+  }, 2));
 
 test('an index of 0016 or 0017 built beforehand without blocking writes is kept; an invalid one stops the migration', () =>
   withEmptyDatabase(async (db) => {
